@@ -1,0 +1,44 @@
+"""Everything that talks to the message broker goes through this package.
+
+`connect(url)` opens a connection: `stomp://user:pass@host:port` (Apache Artemis, ActiveMQ
+Classic) or `memory://[name]` (the in-process broker of embedded mode and unit tests).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from delivery.broker.base import (
+    Broker,
+    BrokerError,
+    BrokerUnavailable,
+    Consumer,
+    OutgoingMessage,
+    ReceivedMessage,
+    SendFailed,
+)
+
+__all__ = [
+    "Broker",
+    "BrokerError",
+    "BrokerUnavailable",
+    "Consumer",
+    "OutgoingMessage",
+    "ReceivedMessage",
+    "SendFailed",
+    "connect",
+]
+
+
+def connect(url: str, *, connect_timeout: float = 10.0) -> Broker:
+    """Open a broker connection for `url`; raise BrokerUnavailable if it cannot be made."""
+    scheme = urlsplit(url).scheme
+    if scheme == "memory":
+        from delivery.broker.memory import MemoryBroker
+
+        return MemoryBroker(url)
+    if scheme in ("stomp", "stomp+ssl"):
+        from delivery.broker.stomp import StompBroker
+
+        return StompBroker(url, connect_timeout=connect_timeout)
+    raise ValueError(f"unsupported broker URL {url!r}: use stomp://user:pass@host:port or memory://")

@@ -1,0 +1,127 @@
+"""The broker interface every implementation (STOMP, in-memory) provides.
+
+A `Broker` is one client connection. Sends are persistent and confirmed: `send_many`
+returns only when the broker has acknowledged every frame with a RECEIPT (publisher
+confirms), pipelining all frames before waiting. A `Consumer` receives from one
+destination with client-individual acknowledgement and a prefetch limit; whatever it
+received but did not ack goes back to the queue when it (or its connection) closes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+
+
+class BrokerError(Exception):
+    """The broker could not do what was asked (connection lost, no receipt, refused frame)."""
+
+
+class BrokerUnavailable(BrokerError):
+    """No connection to the broker could be made."""
+
+
+class SendFailed(BrokerError):
+    """Some sends of a batch were not confirmed; `confirmed` holds the indices that were."""
+
+    def __init__(self, message: str, confirmed: Sequence[int] = ()) -> None:
+        super().__init__(message)
+        self.confirmed = tuple(confirmed)
+
+
+@dataclass(frozen=True)
+class OutgoingMessage:
+    """A message to send: body, application headers, scheduled delay and absolute expiry."""
+
+    destination: str
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay_ms: int = 0
+    expires_at_ms: int | None = None  # unix epoch milliseconds; None: never expires
+
+
+@dataclass(frozen=True)
+class ReceivedMessage:
+    """A message handed to a consumer; settle it with `Consumer.ack` or `Consumer.nack`."""
+
+    destination: str
+    body: bytes
+    headers: Mapping[str, str]
+    broker_message_id: str
+    redelivered: bool
+    ack_id: str
+
+
+class Consumer(ABC):
+    """Receives from one destination; unacked messages return to the queue on close."""
+
+    destination: str
+
+    @abstractmethod
+    def receive(self, timeout: float) -> ReceivedMessage | None:
+        """Return the next message, or None if none arrived within `timeout` seconds."""
+
+    @abstractmethod
+    def ack(self, message: ReceivedMessage) -> None:
+        """Settle `message`: the broker will not deliver it again."""
+
+    @abstractmethod
+    def nack(self, message: ReceivedMessage) -> None:
+        """Give `message` back to the broker for redelivery."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Stop receiving; messages received but not acked are redelivered later."""
+
+    def __enter__(self) -> Consumer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class Broker(ABC):
+    """One client connection to a broker."""
+
+    url: str
+
+    @abstractmethod
+    def send_many(self, messages: Sequence[OutgoingMessage]) -> None:
+        """Send every message persistently and return once all receipts are in.
+
+        Raises SendFailed (with the confirmed indices) if any receipt is missing.
+        """
+
+    def send(self, message: OutgoingMessage) -> None:
+        """Send one message and wait for its receipt."""
+        self.send_many([message])
+
+    @abstractmethod
+    def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
+        """Subscribe to `destination` with client-individual acks and at most `prefetch` unacked."""
+
+    @abstractmethod
+    def is_connected(self) -> bool:
+        """Say whether the connection is up now."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Close the connection; unacked messages of its consumers go back to their queues."""
+
+    def __enter__(self) -> Broker:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

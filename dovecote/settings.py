@@ -1,0 +1,146 @@
+"""Django settings for Dovecote, read from the environment (see README: Configuration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dj_database_url
+
+from dovecote.env import ConfigError, env_bool, env_int, env_list, env_str, env_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = env_str("DJANGO_SECRET_KEY")
+if not SECRET_KEY:
+    if not DEBUG and env_bool("DOVECOTE_REQUIRE_SECRET_KEY", False):
+        raise ConfigError("DJANGO_SECRET_KEY must be set")
+    SECRET_KEY = "dovecote-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "django_htmx",
+    "rooms",
+    "subscriptions",
+    "delivery",
+    "analytics",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "dovecote.urls"
+WSGI_APPLICATION = "dovecote.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Database: DATABASE_URL (PostgreSQL through psycopg 3); unset means the embedded SQLite file.
+DATABASE_URL = env_str("DATABASE_URL")
+if DATABASE_URL:
+    if not DATABASE_URL.startswith(("postgres://", "postgresql://")):
+        raise ConfigError(f"DATABASE_URL={DATABASE_URL!r} must be a postgres:// or postgresql:// URL")
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": BASE_DIR / "var" / "dovecote.sqlite3",
+            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Broker: stomp://user:pass@host:61613, or memory:// for the in-process broker (the default).
+STOMP_URL = env_url("STOMP_URL", "memory://", schemes=("stomp", "stomp+ssl", "memory"))
+STOMP_HEARTBEAT_MS = env_int("STOMP_HEARTBEAT_MS", 10_000, minimum=0)
+STOMP_RECEIPT_TIMEOUT_MS = env_int("STOMP_RECEIPT_TIMEOUT_MS", 10_000, minimum=1)
+
+# Celery: unset CELERY_BROKER_URL means embedded mode (tasks run in-process).
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+
+# Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
+DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
+DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
+
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Dovecote API",
+    "DESCRIPTION": "Rooms, subscriptions and event delivery on an Apache Artemis broker.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/admin/login/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+
+LOG_LEVEL = env_str("DOVECOTE_LOG_LEVEL", "INFO").upper()
+if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
+    raise ConfigError(f"DOVECOTE_LOG_LEVEL={LOG_LEVEL!r} is not a log level")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+    },
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {"dovecote": {"level": LOG_LEVEL}, "delivery": {"level": LOG_LEVEL}},
+}
