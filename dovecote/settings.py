@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "rooms",
     "subscriptions",
@@ -114,6 +115,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Rooms, subscriptions and event delivery on an Apache Artemis broker.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI is served from the drf-spectacular-sidecar package, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,154 @@
+"""The delivery log: messages, one delivery per message and subscription, sends and attempts."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import models
+from django.utils import timezone
+
+from rooms.models import Room
+from subscriptions.models import Subscription
+
+
+class Message(models.Model):
+    """An event published to a room, with its payload; the outbox rows hang off it."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="messages")
+    event_type = models.CharField(max_length=200)
+    event_version = models.CharField(max_length=50)
+    payload = models.JSONField()
+    correlation_id = models.CharField(max_length=200, db_index=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["room", "idempotency_key"], name="message_idempotency"),
+            models.Index(fields=["room", "-created_at"], name="message_room_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.id}"
+
+    def is_expired(self, now: datetime | None = None) -> bool:
+        """Say whether the room's expiration has passed for this message."""
+        return self.expires_at is not None and (now or timezone.now()) >= self.expires_at
+
+
+class Delivery(models.Model):
+    """One message on its way to one subscription: the outbox row and its current state."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending (not yet confirmed by the broker)"
+        QUEUED = "queued"
+        RETRYING = "retrying"
+        DELIVERED = "delivered"
+        LEASED = "leased"
+        ACKED = "acked"
+        DEAD_LETTERED = "dead_lettered", "dead-lettered"
+        EXPIRED = "expired"
+
+    FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED})
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
+    # Kept (set null) when a subscription is deleted, so the log and the reports keep their history.
+    subscription = models.ForeignKey(
+        Subscription, on_delete=models.SET_NULL, null=True, related_name="deliveries"
+    )
+    destination = models.CharField(max_length=200)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0, help_text="Attempts started so far.")
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # Times a worker took this message off the broker; far above `attempts` means a poison message.
+    redelivery_count = models.PositiveIntegerField(default=0)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["message", "subscription"], name="delivery_once_per_subscription"),
+        ]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="delivery_status_age"),
+            models.Index(fields=["subscription", "status"], name="delivery_subscription_status"),
+            models.Index(fields=["subscription", "-created_at"], name="delivery_subscription_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.destination} {self.message_id} ({self.status})"
+
+    @property
+    def is_final(self) -> bool:
+        """Say whether this delivery has reached an outcome no worker will change."""
+        return self.status in self.FINAL_STATUSES
+
+
+class PublishedMessage(models.Model):
+    """One send to the broker confirmed by its RECEIPT: a first publish or a republish."""
+
+    class Kind(models.TextChoices):
+        PUBLISH = "publish"
+        RETRY = "retry"
+        DEAD_LETTER = "dead_letter", "dead letter"
+        REPLAY = "replay"
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="sends")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    destination = models.CharField(max_length=200)
+    attempt = models.PositiveIntegerField(help_text="The attempt number the frame carries.")
+    delay_ms = models.PositiveBigIntegerField(default=0)
+    correlation_id = models.CharField(max_length=200)
+    sent_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "published_messages"
+        ordering = ["sent_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.destination} attempt {self.attempt}"
+
+
+class DeliveryAttempt(models.Model):
+    """One try at handing a message to a subscriber: a push POST, or a pull lease."""
+
+    class Outcome(models.TextChoices):
+        SUCCESS = "success"
+        FAILURE = "failure"  # a non-2xx answer
+        TIMEOUT = "timeout"
+        CONNECTION_ERROR = "connection_error", "connection error"
+        LEASE_EXPIRED = "lease_expired", "lease expired"
+        NACKED = "nacked"
+        CRASHED = "crashed", "worker crashed"
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    attempt = models.PositiveIntegerField()
+    started_at = models.DateTimeField(default=timezone.now)
+    duration_ms = models.PositiveIntegerField(default=0)
+    outcome = models.CharField(max_length=20, choices=Outcome.choices)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True, default="")
+    next_delay_ms = models.PositiveBigIntegerField(null=True, blank=True)
+
+    class Meta:
+        db_table = "delivery_attempts"
+        ordering = ["started_at", "attempt"]
+        indexes = [
+            models.Index(fields=["delivery", "started_at"], name="attempt_timeline"),
+            models.Index(fields=["started_at"], name="attempt_started"),
+        ]
+
+    def __str__(self) -> str:
+        return f"attempt {self.attempt}: {self.outcome}"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.outcome == self.Outcome.SUCCESS

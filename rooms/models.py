@@ -1,0 +1,158 @@
+"""Rooms (topics), the event types they accept, and the API keys that may use them."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+import jsonschema
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from delivery.retry import RetryPolicy
+
+
+class Room(models.Model):
+    """A topic: publishers post events here and every matching subscription gets a copy."""
+
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True, default="")
+    message_expiration_ms = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Messages not delivered within this many ms expire; null or 0: never."
+    )
+    delivery_delay_ms = models.PositiveIntegerField(default=1000)
+    delivery_delay_multiplier = models.FloatField(default=2.0, validators=[MinValueValidator(1.0)])
+    delivery_attempts = models.PositiveIntegerField(
+        default=5, help_text="Redeliveries after the first attempt; 0: no redelivery."
+    )
+    max_delivery_delay_ms = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Cap on the redelivery delay; null: no cap."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(delivery_delay_multiplier__gte=1.0), name="room_multiplier_at_least_one"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def address(self) -> str:
+        """Return the broker address of this room."""
+        return f"room-{self.pk}"
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """Return the room's own delivery settings."""
+        return RetryPolicy(
+            delay_ms=self.delivery_delay_ms,
+            multiplier=self.delivery_delay_multiplier,
+            attempts=self.delivery_attempts,
+            max_delay_ms=self.max_delivery_delay_ms,
+        )
+
+    def expires_at(self, published_at: datetime) -> datetime | None:
+        """Return when a message published at `published_at` expires, or None if never."""
+        if not self.message_expiration_ms:
+            return None
+        return published_at + timedelta(milliseconds=self.message_expiration_ms)
+
+
+class EventType(models.Model):
+    """A kind of event a room accepts, by name and version, with an optional JSON Schema."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="event_types")
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=50, default="1")
+    schema = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["room", "name", "version"], name="event_type_unique_per_room"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    def schema_errors(self, payload: Any) -> list[str]:
+        """Return what is wrong with `payload` under this type's schema (empty: valid or no schema)."""
+        if not self.schema:
+            return []
+        validator = jsonschema.Draft202012Validator(self.schema)
+        return [
+            f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
+            for error in sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+        ]
+
+
+API_KEY_PREFIX = "dvc_"
+
+
+def hash_api_key(plaintext: str) -> str:
+    """Return the stored form of an API key (keys are random, so a fast hash is safe)."""
+    return hashlib.sha256(plaintext.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    """A bearer key for the REST API: admin keys manage everything, others only their rooms."""
+
+    name = models.CharField(max_length=200)
+    prefix = models.CharField(max_length=16, help_text="The first characters, to recognise a key.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    is_admin = models.BooleanField(default=False)
+    rooms = models.ManyToManyField(Room, blank=True, related_name="api_keys")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @classmethod
+    def issue(cls, name: str, *, rooms: list[Room] | None = None, is_admin: bool = False) -> tuple[ApiKey, str]:
+        """Create a key and return it with its plaintext, which is never stored."""
+        plaintext = API_KEY_PREFIX + secrets.token_urlsafe(30)
+        key = cls.objects.create(
+            name=name, prefix=plaintext[:12], key_hash=hash_api_key(plaintext), is_admin=is_admin
+        )
+        if rooms:
+            key.rooms.set(rooms)
+        return key, plaintext
+
+    @classmethod
+    def authenticate(cls, plaintext: str) -> ApiKey | None:
+        """Return the live key for `plaintext`, or None."""
+        if not plaintext.startswith(API_KEY_PREFIX):
+            return None
+        return cls.objects.filter(key_hash=hash_api_key(plaintext), revoked_at__isnull=True).first()
+
+    @property
+    def is_revoked(self) -> bool:
+        return self.revoked_at is not None
+
+    def revoke(self) -> None:
+        """Stop this key from authenticating."""
+        self.revoked_at = timezone.now()
+        self.save(update_fields=["revoked_at"])
+
+    def can_use_room(self, room_id: int) -> bool:
+        """Say whether this key may publish to and read room `room_id`."""
+        if self.is_revoked:
+            return False
+        return self.is_admin or self.rooms.filter(pk=room_id).exists()

@@ -1,0 +1,124 @@
+"""Subscriptions: who gets a room's events, how (push or pull), and with which retry settings."""
+
+from __future__ import annotations
+
+import base64
+import secrets
+
+from django.core.validators import MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from delivery.retry import RetryPolicy
+from rooms.models import Room
+
+
+def new_signing_secret() -> str:
+    """Return a Standard Webhooks secret: `whsec_` and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+class Subscription(models.Model):
+    """A consumer of a room's events, with its event-type filter and delivery overrides."""
+
+    class Type(models.TextChoices):
+        PUSH = "push"
+        PULL = "pull"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        PAUSED = "paused"
+        DISABLED = "disabled"
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="subscriptions")
+    name = models.CharField(max_length=200)
+    type = models.CharField(max_length=10, choices=Type.choices)
+    push_url = models.URLField(max_length=2000, blank=True, default="")
+    # [{"name": "order.created", "version": "1"}]; empty: every event; no "version": every version.
+    event_types = models.JSONField(default=list, blank=True)
+    delivery_delay_ms = models.PositiveIntegerField(null=True, blank=True)
+    delivery_delay_multiplier = models.FloatField(null=True, blank=True, validators=[MinValueValidator(1.0)])
+    delivery_attempts = models.PositiveIntegerField(null=True, blank=True)
+    max_delivery_delay_ms = models.PositiveBigIntegerField(null=True, blank=True)
+    max_in_flight = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1)])
+    timeout_ms = models.PositiveIntegerField(default=10_000, validators=[MinValueValidator(1)])
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status_reason = models.TextField(blank=True, default="")
+    signing_secret = models.CharField(max_length=100, default=new_signing_secret)
+    last_error = models.TextField(blank=True, default="")
+    last_error_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["room_id", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["room", "name"], name="subscription_name_unique_per_room"),
+            models.CheckConstraint(
+                condition=Q(delivery_delay_multiplier__isnull=True) | Q(delivery_delay_multiplier__gte=1.0),
+                name="subscription_multiplier_at_least_one",
+            ),
+            models.CheckConstraint(condition=Q(max_in_flight__gte=1), name="subscription_max_in_flight_positive"),
+            models.CheckConstraint(condition=Q(timeout_ms__gte=1), name="subscription_timeout_positive"),
+        ]
+        indexes = [models.Index(fields=["room", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.room_id}/{self.name}"
+
+    @property
+    def destination(self) -> str:
+        """Return the fully qualified broker queue name, `room-{r}::subscription-{s}`."""
+        return f"room-{self.room_id}::subscription-{self.pk}"
+
+    @property
+    def dead_letter_destination(self) -> str:
+        """Return the queue that holds this subscription's dead letters."""
+        return f"dead-letters::{self.destination}"
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """Return the effective delivery settings: each override, else the room's value."""
+        room = self.room
+        return RetryPolicy(
+            delay_ms=_first_set(self.delivery_delay_ms, room.delivery_delay_ms),
+            multiplier=_first_set(self.delivery_delay_multiplier, room.delivery_delay_multiplier),
+            attempts=_first_set(self.delivery_attempts, room.delivery_attempts),
+            max_delay_ms=_first_set(self.max_delivery_delay_ms, room.max_delivery_delay_ms),
+        )
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == self.Status.ACTIVE
+
+    def matches(self, event_type: str, event_version: str) -> bool:
+        """Say whether an event of this type and version passes the subscription's filter."""
+        if not self.event_types:
+            return True
+        return any(
+            f.get("name") == event_type and f.get("version") in (None, "", event_version)
+            for f in self.event_types
+        )
+
+    def disable(self, reason: str) -> None:
+        """Stop deliveries until resumed, keeping the reason for the operator."""
+        self.status = self.Status.DISABLED
+        self.status_reason = reason
+        self.save(update_fields=["status", "status_reason", "updated_at"])
+
+    def record_error(self, error: str) -> None:
+        """Keep the last delivery error where the UI can show it."""
+        self.last_error = error
+        self.last_error_at = timezone.now()
+        self.save(update_fields=["last_error", "last_error_at"])
+
+    def rotate_signing_secret(self) -> str:
+        """Replace the signing secret and return the new one."""
+        self.signing_secret = new_signing_secret()
+        self.save(update_fields=["signing_secret", "updated_at"])
+        return self.signing_secret
+
+
+def _first_set[T](override: T | None, default: T) -> T:
+    return default if override is None else override

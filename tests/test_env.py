@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dovecote.env import ConfigError, env_bool, env_int, env_url
+
+
+def test_bad_booleans_and_integers_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("X_FLAG", "maybe")
+    monkeypatch.setenv("X_NUM", "ten")
+    with pytest.raises(ConfigError, match="X_FLAG='maybe' is not a boolean"):
+        env_bool("X_FLAG")
+    with pytest.raises(ConfigError, match="X_NUM='ten' is not an integer"):
+        env_int("X_NUM", 1)
+
+
+def test_an_integer_below_its_minimum_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("X_NUM", "-5")
+    with pytest.raises(ConfigError, match="X_NUM=-5 must be at least 0"):
+        env_int("X_NUM", 1, minimum=0)
+
+
+def test_a_url_with_the_wrong_scheme_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STOMP_URL", "amqp://guest@localhost")
+    with pytest.raises(ConfigError, match="STOMP_URL='amqp://guest@localhost' must start with one of"):
+        env_url("STOMP_URL", "memory://", schemes=("stomp", "memory"))
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "message"),
+    [
+        ("DATABASE_URL", "mysql://root@localhost/x", "must be a postgres:// or postgresql:// URL"),
+        ("STOMP_URL", "http://broker", "must start with one of"),
+        ("DOVECOTE_LOG_LEVEL", "LOUD", "is not a log level"),
+    ],
+)
+def test_settings_fail_loudly_on_a_bad_value(variable: str, value: str, message: str) -> None:
+    code = "import django; django.setup()"
+    env = {"DJANGO_SETTINGS_MODULE": "dovecote.settings", variable: value, "PATH": ""}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode != 0
+    assert message in result.stderr
