@@ -64,8 +64,13 @@ class Delivery(models.Model):
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0, help_text="Attempts started so far.")
     next_attempt_at = models.DateTimeField(null=True, blank=True)
-    # Times a worker took this message off the broker; far above `attempts` means a poison message.
+    # Set while attempt `attempts` is under way, cleared when its outcome is recorded. A frame of
+    # that attempt seen again with this still set means the worker died mid-attempt.
+    attempt_started_at = models.DateTimeField(null=True, blank=True)
+    # Attempts whose worker died before recording an outcome (Mosaic's poison-message counter).
     redelivery_count = models.PositiveIntegerField(default=0)
+    # The outbox sweeper's claim on a pending row, so two sweepers never send it together.
+    claimed_until = models.DateTimeField(null=True, blank=True)
     last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)

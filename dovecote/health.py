@@ -27,8 +27,8 @@ def check_broker() -> None:
 
 
 def check_celery_broker() -> None:
-    if not settings.CELERY_BROKER_URL:
-        return  # embedded mode: tasks run in-process
+    if settings.CELERY_BROKER_URL.startswith("memory://"):
+        return  # embedded mode: the Celery broker lives in this process
     with Connection(settings.CELERY_BROKER_URL, connect_timeout=CHECK_TIMEOUT_S) as conn:
         conn.ensure_connection(max_retries=1, timeout=CHECK_TIMEOUT_S)
 

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "dovecote.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -86,9 +87,8 @@ STOMP_URL = env_url("STOMP_URL", "memory://", schemes=("stomp", "stomp+ssl", "me
 STOMP_HEARTBEAT_MS = env_int("STOMP_HEARTBEAT_MS", 10_000, minimum=0)
 STOMP_RECEIPT_TIMEOUT_MS = env_int("STOMP_RECEIPT_TIMEOUT_MS", 10_000, minimum=1)
 
-# Celery: unset CELERY_BROKER_URL means embedded mode (tasks run in-process).
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Celery: unset CELERY_BROKER_URL means embedded mode (kombu's in-process transport).
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://", schemes=("redis", "rediss", "amqp", "memory"))
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -98,7 +98,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {}
+CELERY_BEAT_SCHEDULE = {
+    "dispatch-push-sessions": {"task": "delivery.tasks.dispatch_push_sessions", "schedule": 1.0},
+    "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
+    "expire-overdue": {"task": "delivery.tasks.expire_overdue", "schedule": 5.0},
+}
 
 # Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
 DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
@@ -106,6 +110,12 @@ DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 
 REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rooms.auth.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
+                                 "rest_framework.renderers.BrowsableAPIRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "dovecote.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "PAGE_SIZE": 50,

@@ -48,6 +48,9 @@ class Subscription(models.Model):
     signing_secret = models.CharField(max_length=100, default=new_signing_secret)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
+    # A push session (one worker draining this subscription's queue) holds this claim while it runs.
+    session_until = models.DateTimeField(null=True, blank=True)
+    session_token = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -75,7 +78,7 @@ class Subscription(models.Model):
     @property
     def dead_letter_destination(self) -> str:
         """Return the queue that holds this subscription's dead letters."""
-        return f"dead-letters::{self.destination}"
+        return f"room-{self.room_id}.dead-letters::subscription-{self.pk}"
 
     @property
     def retry_policy(self) -> RetryPolicy:

@@ -1,0 +1,37 @@
+"""One broker connection per process, for settings.STOMP_URL, opened on first use."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from django.conf import settings
+
+from delivery.broker import Broker, connect
+
+_lock = threading.Lock()
+_connection: Broker | None = None
+_owner_pid = 0
+
+
+def shared_broker() -> Broker:
+    """Return this process's connection; a forked child or a changed URL gets a new one."""
+    global _connection, _owner_pid
+    with _lock:
+        current = _connection
+        if current is not None and _owner_pid == os.getpid() and current.url == settings.STOMP_URL:
+            return current
+        if current is not None and _owner_pid == os.getpid():
+            current.close()
+        _connection = connect(settings.STOMP_URL)
+        _owner_pid = os.getpid()
+        return _connection
+
+
+def close_shared_broker() -> None:
+    """Close this process's connection, if any."""
+    global _connection
+    with _lock:
+        if _connection is not None and _owner_pid == os.getpid():
+            _connection.close()
+        _connection = None

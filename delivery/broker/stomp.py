@@ -1,0 +1,552 @@
+"""The STOMP 1.2 broker (Apache Artemis, ActiveMQ Classic) on stomp.py.
+
+One `StompBroker` holds one STOMP connection and replaces it when it drops: a background
+thread reconnects with exponential backoff and subscribes the live consumers again. Every
+frame read from a connection is tagged with that connection's generation, so messages and
+acks that belong to a dead connection are recognised and refused instead of misrouted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from urllib.parse import unquote, urlsplit
+
+import stomp
+from stomp.exception import StompException
+from stomp.utils import Frame
+
+from delivery.broker.base import (
+    Broker,
+    BrokerError,
+    BrokerUnavailable,
+    Consumer,
+    OutgoingMessage,
+    ReceivedMessage,
+    SendFailed,
+)
+
+logger = logging.getLogger("delivery.broker")
+
+DEFAULT_PORTS = {"stomp": 61613, "stomp+ssl": 61614}
+QUEUE_PREFIX = "/queue/"
+RECONNECT_FIRST_DELAY = 0.1
+RECONNECT_MAX_DELAY = 5.0
+DISCONNECT_GRACE = 2.0
+# Artemis counts its consumer window in bytes; DESIGN.md's messages are about 1 KB each.
+ARTEMIS_BYTES_PER_PREFETCHED_MESSAGE = 1024
+# Marks the copy `nack` sends, so the copy reads as redelivered like a broker redelivery.
+REDELIVERED_HEADER = "dovecote-redelivered"
+# Headers a broker adds to each delivery: they describe the delivery, not the message.
+DELIVERY_HEADERS = frozenset(
+    {
+        "ack",
+        "content-length",
+        "destination",
+        "ingress-timestamp",
+        "message-id",
+        "persistent",
+        "priority",
+        "redelivered",
+        "scheduledJobId",
+        "subscription",
+        "timestamp",
+        REDELIVERED_HEADER,
+    }
+)
+
+
+def wire_destination(destination: str) -> str:
+    """Return the STOMP destination for a bare queue name such as `room-3::subscription-7`.
+
+    Both brokers read `/queue/<name>` as the anycast (point-to-point) queue `<name>`.
+    ActiveMQ Classic takes `room-3::subscription-7` as a queue literally named so. Apache
+    Artemis strips `/queue/` only when its STOMP acceptor sets `anycastPrefix=/queue/`, then
+    parses `room-3::subscription-7` as a fully qualified queue name (address `room-3`, queue
+    `subscription-7`), which it accepts for both SEND and SUBSCRIBE; without that acceptor
+    setting Artemis would take `/queue/room-3` as the address name, so the setting is required.
+    """
+    return QUEUE_PREFIX + destination
+
+
+@dataclass(frozen=True)
+class StompMessage(ReceivedMessage):
+    """A received message that remembers which connection delivered it (its ack id is only valid there)."""
+
+    generation: int = field(default=0, compare=False)
+
+
+class _Batch:
+    """The receipts one `send_many` call waits for."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.confirmed: set[int] = set()
+        self.failures: dict[int, str] = {}
+        self._settled = threading.Condition()
+
+    def confirm(self, index: int) -> None:
+        with self._settled:
+            self.confirmed.add(index)
+            self._settled.notify_all()
+
+    def fail(self, index: int, reason: str) -> None:
+        with self._settled:
+            if index not in self.confirmed:
+                self.failures.setdefault(index, reason)
+            self._settled.notify_all()
+
+    def wait(self, timeout: float) -> None:
+        """Wait until every send is confirmed or failed, or `timeout` seconds pass."""
+        with self._settled:
+            self._settled.wait_for(lambda: len(self.confirmed) + len(self.failures) >= self.size, timeout)
+
+    def failure_reason(self) -> str:
+        if self.failures:
+            return next(iter(self.failures.values()))
+        return "no receipt within the receipt timeout"
+
+
+class _Listener(stomp.ConnectionListener):
+    """Pass one connection's frames to its broker, tagged with the connection's generation."""
+
+    def __init__(self, broker: StompBroker, generation: int) -> None:
+        self.broker = broker
+        self.generation = generation
+        self.settled = threading.Event()  # CONNECTED, ERROR before it, or the socket closed
+        self.connected = False
+        self.ended = False
+        self.error = ""
+
+    def on_connected(self, frame: Frame) -> None:
+        self.connected = True
+        self.settled.set()
+
+    def on_error(self, frame: Frame) -> None:
+        if not self.connected:
+            self.error = frame.headers.get("message", "refused")
+            self.settled.set()
+        self.broker._on_error(frame)
+
+    def on_receipt(self, frame: Frame) -> None:
+        self.broker._on_receipt(frame.headers.get("receipt-id", ""))
+
+    def on_message(self, frame: Frame) -> None:
+        self.broker._on_message(self.generation, frame)
+
+    def on_disconnected(self) -> None:
+        self.ended = True
+        self.settled.set()
+        self.broker._on_connection_lost(self.generation)
+
+    def on_heartbeat_timeout(self) -> None:
+        self.on_disconnected()
+
+
+class StompConsumer(Consumer):
+    """One SUBSCRIBE with client-individual acks; MESSAGE frames for it land in its inbox."""
+
+    def __init__(self, broker: StompBroker, destination: str, prefetch: int, subscription_id: str) -> None:
+        self.destination = destination
+        self.prefetch = prefetch
+        self.subscription_id = subscription_id
+        self.closed = False
+        self._broker = broker
+        self._inbox: queue.Queue[StompMessage] = queue.Queue()
+
+    def receive(self, timeout: float) -> ReceivedMessage | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.closed:
+                raise BrokerError(f"consumer of {self.destination} is closed")
+            try:
+                message = self._inbox.get(timeout=max(deadline - time.monotonic(), 0.001))
+            except queue.Empty:
+                return None
+            if self._broker._is_current(message.generation):
+                return message
+            # Delivered on a dead connection: its ack id is void and the broker redelivers it.
+
+    def ack(self, message: ReceivedMessage) -> None:
+        """Send ACK for `message` (written to the socket, not confirmed by a receipt)."""
+        self._broker._ack(self, message)
+
+    def nack(self, message: ReceivedMessage) -> None:
+        """Requeue `message`: send a copy marked redelivered, then ack the original.
+
+        A STOMP NACK would lose the message: ActiveMQ Classic moves it to ActiveMQ.DLQ and
+        Artemis treats NACK as ACK. The copy joins the back of the queue with a new message id.
+        """
+        self._broker._check_ackable(self, message)
+        headers = {name: value for name, value in message.headers.items() if name != "expires"}
+        headers[REDELIVERED_HEADER] = "true"
+        expires = int(message.headers.get("expires", "0") or 0)
+        copy = OutgoingMessage(self.destination, message.body, headers, expires_at_ms=expires or None)
+        self._broker.send(copy)
+        self.ack(message)
+
+    def close(self) -> None:
+        self._broker._unsubscribe(self)
+
+    def deliver(self, message: StompMessage) -> None:
+        self._inbox.put(message)
+
+    def discard_inbox(self) -> None:
+        while True:
+            try:
+                self._inbox.get_nowait()
+            except queue.Empty:
+                return
+
+
+class StompBroker(Broker):
+    """One STOMP 1.2 connection with publisher confirms, per-consumer prefetch and reconnection."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout: float = 10.0,
+        receipt_timeout: float = 10.0,
+        heartbeat_ms: int = 10_000,
+    ) -> None:
+        parts = urlsplit(url)
+        if parts.scheme not in DEFAULT_PORTS:
+            raise ValueError(f"not a STOMP URL: {url!r}")
+        self.url = url
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or DEFAULT_PORTS[parts.scheme]
+        self.address = f"{self.host}:{self.port}"
+        self._use_ssl = parts.scheme == "stomp+ssl"
+        self._login = unquote(parts.username) if parts.username else None
+        self._passcode = unquote(parts.password) if parts.password else None
+        self._connect_timeout = connect_timeout
+        self._receipt_timeout = receipt_timeout
+        self._heartbeat_ms = heartbeat_ms
+
+        self._state = threading.Condition()  # guards the fields below; never held while writing frames
+        self._conn: stomp.Connection12 | None = None
+        self._listener: _Listener | None = None
+        self._generation = 0
+        self._up = False
+        self._closed = False
+        self._consumers: dict[str, StompConsumer] = {}
+        self._generations = itertools.count(1)
+        self._subscription_ids = itertools.count(1)
+
+        self._receipts_lock = threading.Lock()
+        self._receipts: dict[str, tuple[_Batch, int, int]] = {}  # receipt id -> (batch, index, generation)
+        self._receipt_prefix = uuid.uuid4().hex[:12]
+        self._receipt_ids = itertools.count(1)
+
+        self._lost = threading.Event()  # wakes the reconnector
+        self._closing = threading.Event()  # interrupts its backoff sleeps
+        self._connect()
+        threading.Thread(target=self._reconnect_forever, name=f"stomp-reconnect-{self.address}", daemon=True).start()
+
+    # -- connection management ---------------------------------------------------------
+
+    def _open(self, generation: int) -> tuple[stomp.Connection12, _Listener]:
+        """Open a connection and wait for CONNECTED; raise BrokerUnavailable if none comes in time."""
+        conn = stomp.Connection12(
+            [(self.host, self.port)],
+            heartbeats=(self._heartbeat_ms, self._heartbeat_ms),
+            timeout=self._connect_timeout,  # bounds the TCP connect only; stomp.py clears it afterwards
+            reconnect_attempts_max=1,  # this class reconnects, with its own backoff
+            try_loopback_connect=False,
+            auto_decode=False,
+        )
+        if self._use_ssl:
+            conn.set_ssl(for_hosts=[(self.host, self.port)])
+        listener = _Listener(self, generation)
+        conn.set_listener("dovecote", listener)
+        try:
+            # Not wait=True: stomp.py would wait for CONNECTED forever; we wait with a timeout.
+            conn.connect(self._login, self._passcode, wait=False)
+        except (StompException, OSError) as error:
+            raise BrokerUnavailable(f"cannot connect to the STOMP broker at {self.address}: {error!r}") from error
+        if listener.settled.wait(self._connect_timeout) and listener.connected and not listener.ended:
+            return conn, listener
+        self._drop(conn)
+        reason = listener.error or ("connection closed" if listener.ended else "no CONNECTED frame")
+        raise BrokerUnavailable(
+            f"cannot connect to the STOMP broker at {self.address} within {self._connect_timeout:g} s: {reason}"
+        )
+
+    def _connect(self) -> None:
+        """Open a new connection, make it current and subscribe the live consumers on it."""
+        generation = next(self._generations)
+        conn, listener = self._open(generation)
+        with self._state:
+            if self._closed:
+                self._drop(conn)
+                return
+            self._conn, self._listener, self._generation, self._up = conn, listener, generation, True
+            consumers = list(self._consumers.values())
+            self._state.notify_all()
+        logger.info("connected to the STOMP broker at %s (connection %d)", self.address, generation)
+        for consumer in consumers:
+            consumer.discard_inbox()
+            self._subscribe(conn, consumer)
+        if listener.ended:  # it died before it became current, so its loss was ignored
+            self._on_connection_lost(generation)
+
+    def _on_connection_lost(self, generation: int) -> None:
+        with self._state:
+            if generation != self._generation or not self._up:
+                return
+            self._up = False
+            self._state.notify_all()
+        logger.warning("lost the connection to the STOMP broker at %s; reconnecting", self.address)
+        self._fail_receipts(generation, f"connection to {self.address} lost before the receipt")
+        self._lost.set()
+
+    def _reconnect_forever(self) -> None:
+        while True:
+            self._lost.wait()
+            self._lost.clear()
+            if self._closing.is_set():
+                return
+            self._reconnect_with_backoff()
+
+    def _reconnect_with_backoff(self) -> None:
+        delay = RECONNECT_FIRST_DELAY
+        while not self._closing.wait(delay):
+            try:
+                self._connect()
+                return
+            except BrokerUnavailable as error:
+                logger.warning("%s; retrying in %.1f s", error, min(delay * 2, RECONNECT_MAX_DELAY))
+            delay = min(delay * 2, RECONNECT_MAX_DELAY)
+
+    def _drop(self, conn: stomp.Connection12) -> None:
+        """Close a connection's socket without the DISCONNECT handshake."""
+        try:
+            conn.transport.disconnect_socket()
+        except Exception:  # the socket may be half-open or gone; it is being thrown away
+            logger.debug("error closing a STOMP socket", exc_info=True)
+
+    def _current(self) -> tuple[stomp.Connection12 | None, int, bool]:
+        with self._state:
+            return self._conn, self._generation, self._up
+
+    def _is_current(self, generation: int) -> bool:
+        with self._state:
+            return self._up and generation == self._generation
+
+    def is_connected(self) -> bool:
+        conn, _, up = self._current()
+        return up and conn is not None and conn.is_connected()
+
+    def close(self) -> None:
+        with self._state:
+            if self._closed:
+                return
+            self._closed, self._up = True, False
+            conn, listener = self._conn, self._listener
+            consumers = list(self._consumers.values())
+            self._consumers.clear()
+            self._state.notify_all()
+        self._closing.set()
+        self._lost.set()
+        for consumer in consumers:
+            consumer.closed = True
+            consumer.discard_inbox()
+        self._fail_receipts(None, "broker connection closed")
+        if conn is not None and listener is not None:
+            self._disconnect(conn, listener)
+
+    def _disconnect(self, conn: stomp.Connection12, listener: _Listener) -> None:
+        """Send DISCONNECT and wait briefly for the broker to close, then close the socket ourselves."""
+        try:
+            conn.disconnect()  # stomp.py adds a receipt and closes the socket when it arrives
+        except (StompException, OSError):
+            logger.debug("DISCONNECT not sent to %s", self.address, exc_info=True)
+        deadline = time.monotonic() + DISCONNECT_GRACE
+        while not listener.ended and time.monotonic() < deadline:
+            listener.settled.wait(0.05)
+        if not listener.ended:
+            self._drop(conn)
+
+    # -- sending -------------------------------------------------------------------------
+
+    def send_many(self, messages: Sequence[OutgoingMessage]) -> None:
+        if not messages:
+            return
+        conn, generation = self._wait_until_up()
+        batch = _Batch(len(messages))
+        receipts = [f"{self._receipt_prefix}-{next(self._receipt_ids)}" for _ in messages]
+        with self._receipts_lock:
+            for index, receipt in enumerate(receipts):
+                self._receipts[receipt] = (batch, index, generation)
+        try:
+            self._write_sends(conn, messages, receipts, batch)
+            batch.wait(self._receipt_timeout)
+        finally:
+            with self._receipts_lock:
+                for receipt in receipts:
+                    self._receipts.pop(receipt, None)
+        if len(batch.confirmed) < len(messages):
+            raise SendFailed(
+                f"{len(messages) - len(batch.confirmed)} of {len(messages)} sends to {self.address} "
+                f"not confirmed: {batch.failure_reason()}",
+                sorted(batch.confirmed),
+            )
+
+    def _write_sends(
+        self, conn: stomp.Connection12, messages: Sequence[OutgoingMessage], receipts: list[str], batch: _Batch
+    ) -> None:
+        """Write every SEND frame before waiting for any receipt (pipelining)."""
+        for index, (message, receipt) in enumerate(zip(messages, receipts, strict=True)):
+            try:
+                conn.send(wire_destination(message.destination), message.body, headers=send_headers(message, receipt))
+            except (StompException, OSError) as error:
+                for unsent in range(index, len(messages)):
+                    batch.fail(unsent, f"could not write to {self.address}: {error!r}")
+                return
+
+    def _wait_until_up(self) -> tuple[stomp.Connection12, int]:
+        """Return the live connection, waiting up to the connect timeout for a reconnection."""
+        with self._state:
+            self._state.wait_for(lambda: self._up or self._closed, self._connect_timeout)
+            if self._closed:
+                raise BrokerError(f"the connection to {self.address} is closed")
+            if not self._up or self._conn is None:
+                raise SendFailed(f"not connected to the STOMP broker at {self.address} (reconnecting)")
+            return self._conn, self._generation
+
+    def _on_receipt(self, receipt: str) -> None:
+        with self._receipts_lock:
+            entry = self._receipts.pop(receipt, None)
+        if entry is not None:
+            batch, index, _ = entry
+            batch.confirm(index)
+
+    def _on_error(self, frame: Frame) -> None:
+        reason = frame.headers.get("message", "ERROR frame")
+        logger.error("STOMP broker at %s sent ERROR: %s", self.address, reason)
+        with self._receipts_lock:
+            entry = self._receipts.pop(frame.headers.get("receipt-id", ""), None)
+        if entry is not None:
+            batch, index, _ = entry
+            batch.fail(index, f"broker refused the send: {reason}")
+
+    def _fail_receipts(self, generation: int | None, reason: str) -> None:
+        """Fail the receipts awaited on `generation` (None: all of them); they can no longer arrive."""
+        with self._receipts_lock:
+            lost = [key for key, (_, _, gen) in self._receipts.items() if generation is None or gen == generation]
+            entries = [self._receipts.pop(key) for key in lost]
+        for batch, index, _ in entries:
+            batch.fail(index, reason)
+
+    # -- consuming -----------------------------------------------------------------------
+
+    def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
+        if prefetch < 1:
+            raise ValueError("prefetch must be at least 1")
+        consumer = StompConsumer(self, destination, prefetch, f"sub-{next(self._subscription_ids)}")
+        with self._state:
+            if self._closed:
+                raise BrokerError(f"the connection to {self.address} is closed")
+            self._consumers[consumer.subscription_id] = consumer
+            conn, up = self._conn, self._up
+        # While down, the reconnector subscribes it along with the others.
+        if up and conn is not None:
+            self._subscribe(conn, consumer)
+        return consumer
+
+    def _subscribe(self, conn: stomp.Connection12, consumer: StompConsumer) -> None:
+        # activemq.prefetchSize counts messages (ActiveMQ Classic); Artemis reads
+        # consumer-window-size first and counts bytes, so ask it for about `prefetch`
+        # 1 KB messages, and for a 1-byte window (one message in flight) when prefetch is 1.
+        window = 1 if consumer.prefetch == 1 else consumer.prefetch * ARTEMIS_BYTES_PER_PREFETCHED_MESSAGE
+        headers = {"activemq.prefetchSize": str(consumer.prefetch), "consumer-window-size": str(window)}
+        try:
+            conn.subscribe(
+                wire_destination(consumer.destination),
+                id=consumer.subscription_id,
+                ack="client-individual",
+                headers=headers,
+            )
+        except (StompException, OSError):
+            # The connection is dying; the reconnector subscribes again on the next one.
+            logger.warning("SUBSCRIBE to %s failed on a dying connection", consumer.destination, exc_info=True)
+
+    def _unsubscribe(self, consumer: StompConsumer) -> None:
+        with self._state:
+            self._consumers.pop(consumer.subscription_id, None)
+            conn, up = self._conn, self._up
+        consumer.closed = True
+        consumer.discard_inbox()
+        if up and conn is not None:
+            try:
+                conn.unsubscribe(id=consumer.subscription_id)
+            except (StompException, OSError):
+                logger.debug("UNSUBSCRIBE not sent; the broker drops the subscription with the connection")
+
+    def _on_message(self, generation: int, frame: Frame) -> None:
+        consumer = self._consumers.get(frame.headers.get("subscription", ""))
+        if consumer is None:
+            # Its consumer closed while the frame was in flight; unacked, so the broker redelivers it.
+            return
+        consumer.deliver(received_message(consumer.destination, frame, generation))
+
+    def _check_ackable(self, consumer: StompConsumer, message: ReceivedMessage) -> stomp.Connection12:
+        """Return the connection `message` can be settled on; raise BrokerError if there is none."""
+        if consumer.closed:
+            raise BrokerError(f"consumer of {consumer.destination} is closed; the message will be redelivered")
+        conn, generation, up = self._current()
+        if not up or conn is None or getattr(message, "generation", None) != generation:
+            raise BrokerError("message came on an earlier connection; the broker will redeliver it")
+        return conn
+
+    def _ack(self, consumer: StompConsumer, message: ReceivedMessage) -> None:
+        conn = self._check_ackable(consumer, message)
+        try:
+            conn.ack(message.ack_id)
+        except (StompException, OSError) as error:
+            raise BrokerError(f"ACK not sent to {self.address}; the message will be redelivered") from error
+
+
+def send_headers(message: OutgoingMessage, receipt: str) -> dict[str, str]:
+    """Return the SEND frame headers for `message` (stomp.py escapes them per STOMP 1.2)."""
+    headers = {"content-type": "application/json", **message.headers}
+    headers["persistent"] = "true"
+    headers["receipt"] = receipt
+    if message.delay_ms > 0:
+        headers["AMQ_SCHEDULED_DELAY"] = str(int(message.delay_ms))
+    if message.expires_at_ms is not None:
+        headers["expires"] = str(int(message.expires_at_ms))
+    return headers
+
+
+def received_message(destination: str, frame: Frame, generation: int) -> StompMessage:
+    """Build the message a consumer hands out from a MESSAGE frame.
+
+    `destination` is the consumer's own: Artemis reports only the address part of a fully
+    qualified queue name in the frame's `destination` header.
+    """
+    headers = {
+        name: value
+        for name, value in frame.headers.items()
+        if name not in DELIVERY_HEADERS and not name.startswith("_")  # "_AMQ_*": Artemis internals
+    }
+    if headers.get("expires") == "0":  # both brokers write expires:0 for "never"
+        del headers["expires"]
+    redelivered = frame.headers.get("redelivered") == "true" or REDELIVERED_HEADER in frame.headers
+    body = frame.body if isinstance(frame.body, bytes) else (frame.body or "").encode()
+    return StompMessage(
+        destination=destination,
+        body=body,
+        headers=headers,
+        broker_message_id=frame.headers.get("message-id", ""),
+        redelivered=redelivered,
+        ack_id=frame.headers.get("ack", frame.headers.get("message-id", "")),
+        generation=generation,
+    )

@@ -1,0 +1,82 @@
+"""What a delivery looks like on the broker: the push envelope as body, the log fields as headers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from delivery.broker import OutgoingMessage, ReceivedMessage
+from delivery.models import Delivery, Message
+
+CORRELATION_ID = "correlation-id"
+MESSAGE_ID = "dovecote-message-id"
+DELIVERY_ID = "dovecote-delivery-id"
+EVENT_TYPE = "dovecote-event-type"
+EVENT_VERSION = "dovecote-event-version"
+ATTEMPT = "dovecote-attempt"
+NEXT_DELAY_MS = "dovecote-next-delay-ms"  # the delay after this attempt if it fails; -1: none
+
+
+def envelope(message: Message) -> bytes:
+    """Return the JSON body a push subscriber receives (CONTRACT §4)."""
+    body = {
+        "id": str(message.id),
+        "type": message.event_type,
+        "version": message.event_version,
+        "room": message.room.name,
+        "correlation_id": message.correlation_id,
+        "timestamp": message.created_at.isoformat().replace("+00:00", "Z"),
+        "data": message.payload,
+    }
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def frame_for(
+    delivery: Delivery,
+    *,
+    attempt: int,
+    delay_ms: int,
+    next_delay_ms: int | None,
+    body: bytes,
+    destination: str | None = None,
+) -> OutgoingMessage:
+    """Build the broker frame that carries attempt `attempt` of `delivery`."""
+    message = delivery.message
+    expires_at_ms = int(message.expires_at.timestamp() * 1000) if message.expires_at else None
+    return OutgoingMessage(
+        destination=destination or delivery.destination,
+        body=body,
+        headers={
+            CORRELATION_ID: message.correlation_id,
+            MESSAGE_ID: str(message.id),
+            DELIVERY_ID: str(delivery.pk),
+            EVENT_TYPE: message.event_type,
+            EVENT_VERSION: message.event_version,
+            ATTEMPT: str(attempt),
+            NEXT_DELAY_MS: str(-1 if next_delay_ms is None else next_delay_ms),
+            "content-type": "application/json",
+        },
+        delay_ms=delay_ms,
+        expires_at_ms=expires_at_ms,
+    )
+
+
+@dataclass(frozen=True)
+class FrameInfo:
+    """The Dovecote fields of a received frame."""
+
+    delivery_id: int
+    attempt: int
+    correlation_id: str
+
+    @classmethod
+    def of(cls, frame: ReceivedMessage) -> FrameInfo:
+        """Read the Dovecote headers; raise ValueError when they are missing or malformed."""
+        try:
+            return cls(
+                delivery_id=int(frame.headers[DELIVERY_ID]),
+                attempt=int(frame.headers[ATTEMPT]),
+                correlation_id=frame.headers.get(CORRELATION_ID, ""),
+            )
+        except (KeyError, ValueError) as error:
+            raise ValueError(f"frame {frame.broker_message_id} lacks Dovecote headers: {error}") from None

@@ -1,0 +1,154 @@
+"""The transactional outbox: send committed deliveries to the broker and mark them queued.
+
+The publish transaction writes `pending` deliveries; after commit, the in-process relay
+sends them (all frames, then all receipts) and marks the confirmed ones `queued`, with a
+`published_messages` row each. Whatever is still pending after a grace period (broker down,
+process died after commit) is claimed and sent by `sweep_pending`, run periodically by beat.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import timedelta
+
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from delivery import frames
+from delivery.broker import BrokerError, SendFailed
+from delivery.broker.shared import shared_broker
+from delivery.models import Delivery, PublishedMessage
+
+log = logging.getLogger("delivery.outbox")
+
+PENDING_GRACE = timedelta(seconds=5)
+CLAIM_FOR = timedelta(seconds=60)
+SWEEP_BATCH = 500
+
+
+def send_pending(delivery_ids: Sequence[int]) -> list[int]:
+    """Send the given deliveries that are still pending; return the ids confirmed by the broker."""
+    deliveries = list(
+        Delivery.objects.filter(pk__in=delivery_ids, status=Delivery.Status.PENDING)
+        .select_related("message__room", "subscription__room")
+        .order_by("pk")
+    )
+    if not deliveries:
+        return []
+    outgoing = [first_frame(delivery) for delivery in deliveries]
+    try:
+        shared_broker().send_many(outgoing)
+        confirmed = deliveries
+    except SendFailed as error:
+        log.warning("outbox: %d of %d sends unconfirmed: %s", len(deliveries) - len(error.confirmed),
+                    len(deliveries), error)
+        confirmed = [deliveries[i] for i in error.confirmed]
+    except BrokerError as error:
+        log.warning("outbox: broker unavailable, %d deliveries stay pending: %s", len(deliveries), error)
+        return []
+    mark_queued(confirmed)
+    return [delivery.pk for delivery in confirmed]
+
+
+def first_frame(delivery: Delivery):  # noqa: ANN201 - OutgoingMessage
+    """Build the frame of attempt 1 of a delivery."""
+    policy = delivery.subscription.retry_policy if delivery.subscription else None
+    next_delay = policy.delay_after(1) if policy and policy.can_retry(1) else None
+    return frames.frame_for(
+        delivery, attempt=1, delay_ms=0, next_delay_ms=next_delay, body=frames.envelope(delivery.message)
+    )
+
+
+def mark_queued(deliveries: Iterable[Delivery]) -> None:
+    """Record confirmed first sends: pending → queued, and one published_messages row each."""
+    deliveries = list(deliveries)
+    if not deliveries:
+        return
+    now = timezone.now()
+    with transaction.atomic():
+        Delivery.objects.filter(pk__in=[d.pk for d in deliveries], status=Delivery.Status.PENDING).update(
+            status=Delivery.Status.QUEUED, claimed_until=None, updated_at=now
+        )
+        PublishedMessage.objects.bulk_create(
+            PublishedMessage(
+                delivery=d, kind=PublishedMessage.Kind.PUBLISH, destination=d.destination, attempt=1,
+                correlation_id=d.message.correlation_id, sent_at=now,
+            )
+            for d in deliveries
+        )
+    for delivery in deliveries:
+        log.info("queued", extra={"correlation_id": delivery.message.correlation_id,
+                                  "delivery_id": delivery.pk, "destination": delivery.destination})
+
+
+def claim_stale_pending(limit: int = SWEEP_BATCH) -> list[int]:
+    """Claim pending deliveries older than the grace period that no other sweeper holds."""
+    now = timezone.now()
+    with transaction.atomic():
+        ids = list(
+            Delivery.objects.select_for_update(skip_locked=True)
+            .filter(status=Delivery.Status.PENDING, created_at__lt=now - PENDING_GRACE)
+            .exclude(claimed_until__gt=now)
+            .order_by("created_at")
+            .values_list("pk", flat=True)[:limit]
+        )
+        Delivery.objects.filter(pk__in=ids).update(claimed_until=now + CLAIM_FOR)
+    return ids
+
+
+def sweep_pending() -> int:
+    """Send every stale pending delivery; return how many the broker confirmed."""
+    sent = 0
+    while ids := claim_stale_pending():
+        confirmed = send_pending(ids)
+        sent += len(confirmed)
+        if len(confirmed) < len(ids):
+            break  # the broker is refusing; the claims lapse and the next sweep tries again
+    return sent
+
+
+class OutboxRelay:
+    """A background thread that sends deliveries as their transactions commit."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="outbox-relay", daemon=True)
+        self._thread.start()
+
+    def submit(self, delivery_ids: Iterable[int]) -> None:
+        for delivery_id in delivery_ids:
+            self._queue.put(delivery_id)
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            while len(batch) < SWEEP_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                close_old_connections()
+                confirmed = send_pending(batch)
+                if confirmed:
+                    from delivery.push import start_sessions_for_deliveries
+
+                    start_sessions_for_deliveries(confirmed)
+            except Exception:  # noqa: BLE001 - the relay must outlive any one batch; the sweeper retries
+                log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
+
+
+_relay: OutboxRelay | None = None
+_relay_lock = threading.Lock()
+
+
+def relay() -> OutboxRelay:
+    """Return this process's relay, starting it on first use."""
+    global _relay
+    with _relay_lock:
+        if _relay is None:
+            _relay = OutboxRelay()
+        return _relay

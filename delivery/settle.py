@@ -1,0 +1,123 @@
+"""Record the outcome of an attempt and settle its frame: delivered, retried, dead-lettered, expired.
+
+Each function changes the broker first (a retry or dead-letter copy, confirmed by its receipt),
+then the database, and acks the original frame last: a crash in between leaves the original on
+the broker, and `push.prepare` recognises it as already handled when it comes back.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from delivery import frames
+from delivery.broker import Broker, ReceivedMessage
+from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.retry import RetryPolicy
+from delivery.transports import PushResult
+
+log = logging.getLogger("delivery.settle")
+Status = Delivery.Status
+UNSETTLED = [s for s in Status.values if s not in Delivery.FINAL_STATUSES]
+
+
+def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
+                next_delay_ms: int | None = None) -> None:
+    """Write the attempt row of the timeline."""
+    DeliveryAttempt.objects.create(
+        delivery=delivery, attempt=attempt, started_at=started_at, duration_ms=result.duration_ms,
+        outcome=result.outcome, status_code=result.status_code, error=result.error, next_delay_ms=next_delay_ms,
+    )
+
+
+def mark_delivered(delivery: Delivery, attempt: int, started_at, result: PushResult) -> None:  # noqa: ANN001
+    """Record a successful attempt."""
+    with transaction.atomic():
+        log_attempt(delivery, attempt, started_at, result)
+        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
+            status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None,
+            last_status_code=result.status_code, last_error="", updated_at=timezone.now(),
+        )
+    log.info("delivered", extra=_context(delivery, attempt))
+
+
+def schedule_retry(
+    broker: Broker, delivery: Delivery, frame: ReceivedMessage, attempt: int, delay_ms: int,
+    policy: RetryPolicy, started_at, result: PushResult,  # noqa: ANN001
+) -> None:
+    """Send the copy of attempt + 1 with the broker's scheduled delay, then record the failure."""
+    next_attempt = attempt + 1
+    following = policy.delay_after(next_attempt) if policy.can_retry(next_attempt) else None
+    broker.send(frames.frame_for(delivery, attempt=next_attempt, delay_ms=delay_ms,
+                                 next_delay_ms=following, body=frame.body))
+    now = timezone.now()
+    with transaction.atomic():
+        log_attempt(delivery, attempt, started_at, result, next_delay_ms=delay_ms)
+        _record_send(delivery, PublishedMessage.Kind.RETRY, delivery.destination, next_attempt, delay_ms)
+        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
+            status=Status.RETRYING, attempt_started_at=None, next_attempt_at=now + timedelta(milliseconds=delay_ms),
+            last_status_code=result.status_code, last_error=result.error, updated_at=now,
+        )
+    log.info("retry scheduled in %d ms", delay_ms, extra=_context(delivery, attempt))
+
+
+def dead_letter(
+    broker: Broker, delivery: Delivery, frame: ReceivedMessage, attempt: int, reason: str,
+    started_at=None, result: PushResult | None = None,  # noqa: ANN001
+) -> None:
+    """Move the message to the subscription's dead-letter queue and keep it for replay."""
+    destination = delivery.subscription.dead_letter_destination
+    broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=0, next_delay_ms=None,
+                                 body=frame.body, destination=destination))
+    with transaction.atomic():
+        if result is not None:
+            log_attempt(delivery, attempt, started_at, result)
+        _record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, destination, attempt, 0)
+        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
+            status=Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
+            last_status_code=result.status_code if result else None, last_error=reason,
+            updated_at=timezone.now(),
+        )
+    log.warning("dead-lettered: %s", reason, extra=_context(delivery, attempt))
+
+
+def expire(delivery: Delivery, attempt: int, started_at=None, result: PushResult | None = None) -> None:  # noqa: ANN001
+    """Record that the message expired before it could be delivered."""
+    with transaction.atomic():
+        if result is not None:
+            log_attempt(delivery, attempt, started_at, result)
+        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
+            status=Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
+            last_error=result.error if result else "expired before delivery", updated_at=timezone.now(),
+        )
+    log.info("expired", extra=_context(delivery, attempt))
+
+
+def record_crash(delivery: Delivery, attempt: int) -> int:
+    """Log an attempt whose worker died before recording an outcome; return the crash count."""
+    with transaction.atomic():
+        DeliveryAttempt.objects.create(
+            delivery=delivery, attempt=attempt, started_at=delivery.attempt_started_at,
+            outcome=DeliveryAttempt.Outcome.CRASHED,
+            error="the worker stopped before recording an outcome; the broker redelivered the message",
+        )
+        Delivery.objects.filter(pk=delivery.pk).update(
+            redelivery_count=F("redelivery_count") + 1, attempt_started_at=timezone.now()
+        )
+    return delivery.redelivery_count + 1
+
+
+def _record_send(delivery: Delivery, kind: str, destination: str, attempt: int, delay_ms: int) -> None:
+    PublishedMessage.objects.create(
+        delivery=delivery, kind=kind, destination=destination, attempt=attempt, delay_ms=delay_ms,
+        correlation_id=delivery.message.correlation_id,
+    )
+
+
+def _context(delivery: Delivery, attempt: int) -> dict[str, object]:
+    return {"correlation_id": delivery.message.correlation_id, "delivery_id": delivery.pk,
+            "message_id": str(delivery.message_id), "destination": delivery.destination, "attempt": attempt}

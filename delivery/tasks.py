@@ -1,0 +1,31 @@
+"""Celery tasks: thin wrappers that take ids and call the delivery actions."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from delivery import expiry, outbox, push
+
+
+@shared_task(acks_late=False, ignore_result=True)
+def deliver_push(subscription_id: int, token: str) -> int:
+    """Run one push session for a subscription (its claim lapses by itself if this worker dies)."""
+    return push.run_session(subscription_id, token)
+
+
+@shared_task(ignore_result=True, expires=5)
+def dispatch_push_sessions() -> int:
+    """Start sessions for subscriptions with queued work or retries due soon."""
+    return len(push.start_sessions(push.subscriptions_with_due_work()))
+
+
+@shared_task(ignore_result=True, expires=10)
+def sweep_outbox() -> int:
+    """Send deliveries still pending after the grace period (broker was down, process died)."""
+    return outbox.sweep_pending()
+
+
+@shared_task(ignore_result=True, expires=10)
+def expire_overdue() -> int:
+    """Mark deliveries of expired messages `expired`."""
+    return expiry.expire_overdue()
