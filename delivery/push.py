@@ -18,10 +18,11 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from delivery import settle
+from delivery import frames, settle
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.broker.shared import shared_broker
 from delivery.frames import FrameInfo
@@ -32,13 +33,17 @@ from subscriptions.models import Subscription
 log = logging.getLogger("delivery.push")
 Status = Delivery.Status
 
-SESSION_BUDGET = timedelta(seconds=30)
 START_GRACE = timedelta(seconds=15)  # how long an enqueued session may wait for a worker
+CLAIM_TTL = timedelta(seconds=5)  # a running session renews its claim every REFRESH_S; a dead one lapses
 IDLE_EXIT_S = 2.0
 LOOKAHEAD = timedelta(seconds=5)  # keep a session alive for retries due this soon
 CRASH_GRACE = timedelta(seconds=5)  # beyond timeout_ms, before an unfinished attempt counts as crashed
 POISON_LIMIT = 3  # attempts whose worker died, before the message is dead-lettered
-REFRESH_S = 1.0  # how often a session rereads its subscription (status, delivery settings)
+REFRESH_S = 1.0  # how often a session renews its claim and rereads its subscription
+
+
+def session_budget() -> timedelta:
+    return timedelta(seconds=settings.DOVECOTE_PUSH_SESSION_SECONDS)
 
 
 # ---- starting sessions -------------------------------------------------------------------------
@@ -93,17 +98,14 @@ class InFlight:
     started_at: datetime
 
 
-def run_session(subscription_id: int, token: str, *, budget: timedelta = SESSION_BUDGET) -> int:
+def run_session(subscription_id: int, token: str, *, budget: timedelta | None = None) -> int:
     """Run one push session if `token` still holds the claim; return the frames it settled."""
-    subscription = Subscription.objects.select_related("room").get(pk=subscription_id)
-    hold = budget + timedelta(milliseconds=subscription.timeout_ms) + CRASH_GRACE
-    if not Subscription.objects.filter(pk=subscription_id, session_token=token).update(
-        session_until=timezone.now() + hold
-    ):
+    budget = budget or session_budget()
+    if not renew_claim(subscription_id, token):
         return 0  # another session took over
+    subscription = Subscription.objects.select_related("room").get(pk=subscription_id)
     try:
-        broker = shared_broker()
-        session = PushSession(subscription, broker)
+        session = PushSession(subscription, shared_broker(), token)
         settled = session.run(time.monotonic() + budget.total_seconds())
     finally:
         Subscription.objects.filter(pk=subscription_id, session_token=token).update(
@@ -114,12 +116,21 @@ def run_session(subscription_id: int, token: str, *, budget: timedelta = SESSION
     return settled
 
 
+def renew_claim(subscription_id: int, token: str) -> bool:
+    """Extend this session's claim; False if another session holds it now."""
+    return bool(Subscription.objects.filter(pk=subscription_id, session_token=token).update(
+        session_until=timezone.now() + CLAIM_TTL
+    ))
+
+
 class PushSession:
     """Drain one subscription's queue until the budget is spent or nothing is left to do soon."""
 
-    def __init__(self, subscription: Subscription, broker: Broker) -> None:
+    def __init__(self, subscription: Subscription, broker: Broker, token: str) -> None:
         self.subscription = subscription
         self.broker = broker
+        self.token = token
+        self.lost_claim = False
         self.in_flight: dict[Future[PushResult], InFlight] = {}
         self.settled = 0
         self._refreshed = time.monotonic()
@@ -149,6 +160,8 @@ class PushSession:
                     last_activity = time.monotonic()
                     self._start(consumer, pool, transport, frame)
             if self.in_flight:
+                if not accepting:
+                    self._still_active()  # keep the claim while draining
                 done, _ = wait(self.in_flight, timeout=0.01, return_when=FIRST_COMPLETED)
                 for future in done:
                     self._finish(consumer, self.in_flight.pop(future), future.result())
@@ -161,10 +174,11 @@ class PushSession:
 
     def _still_active(self) -> bool:
         if time.monotonic() - self._refreshed >= REFRESH_S:
+            self.lost_claim = not renew_claim(self.subscription.pk, self.token)
             self.subscription.refresh_from_db()
             self.subscription.room.refresh_from_db()
             self._refreshed = time.monotonic()
-        return self.subscription.is_active
+        return self.subscription.is_active and not self.lost_claim
 
     def _retry_due_soon(self) -> bool:
         return Delivery.objects.filter(
@@ -212,8 +226,9 @@ def prepare(subscription: Subscription, broker: Broker, consumer: Consumer,
         return None
     delivery = (Delivery.objects.select_related("message__room", "subscription__room")
                 .filter(pk=info.delivery_id).first())
-    if delivery is None or delivery.is_final or delivery.subscription_id != subscription.pk:
-        consumer.ack(frame)  # deleted, already settled, or not ours: nothing left to do
+    if (delivery is None or delivery.is_final or delivery.subscription_id != subscription.pk
+            or str(delivery.message_id) != frame.headers.get(frames.MESSAGE_ID)):
+        consumer.ack(frame)  # deleted, settled, not ours, or from another database: nothing to do
         return None
     now = timezone.now()
     if delivery.message.is_expired(now):
@@ -258,8 +273,6 @@ def resume_unfinished(subscription: Subscription, broker: Broker, consumer: Cons
 def defer(broker: Broker, consumer: Consumer, frame: ReceivedMessage, delivery: Delivery,
           attempt: int, delay_ms: int) -> None:
     """Put the same attempt back on the broker to be looked at again after `delay_ms`."""
-    from delivery import frames
-
     broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms,
                                  next_delay_ms=None, body=frame.body))
     consumer.ack(frame)

@@ -106,6 +106,8 @@ CELERY_BEAT_SCHEDULE = {
 
 # Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
 DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
+# How long one push session (a Celery task draining one subscription) runs before handing over.
+DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 30, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 

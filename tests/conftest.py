@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from django.conf import settings
 
-from tests.services import IN_CI
+from tests.receiver import Receiver
+from tests.services import IN_CI, redis_url, stomp_url
+from tests.workers import WorkerProcess, move_id_sequences_past_earlier_runs
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -12,6 +16,34 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(
             f"CI=true needs the real PostgreSQL: DATABASE_URL is not set (engine {engine}). Run `make test`."
         )
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker) -> None:  # noqa: ANN001
+    with django_db_blocker.unblock():
+        move_id_sequences_past_earlier_runs()
+
+
+@pytest.fixture(scope="session")
+def live_services() -> None:
+    """Require the real STOMP broker and Redis (fail under CI=true, skip elsewhere)."""
+    stomp_url()
+    redis_url()
+
+
+@pytest.fixture(scope="session")
+def worker(django_db_setup, live_services, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:  # noqa: ANN001
+    """A real Celery worker with beat, on the test database, for the whole session."""
+    process = WorkerProcess(tmp_path_factory.mktemp("workers"), "worker")
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver()
+    yield server
+    server.close()
 
 
 @pytest.fixture

@@ -270,6 +270,7 @@ class StompBroker(Broker):
             # Not wait=True: stomp.py would wait for CONNECTED forever; we wait with a timeout.
             conn.connect(self._login, self._passcode, wait=False)
         except (StompException, OSError) as error:
+            self._drop(conn)
             raise BrokerUnavailable(f"cannot connect to the STOMP broker at {self.address}: {error!r}") from error
         if listener.settled.wait(self._connect_timeout) and listener.connected and not listener.ended:
             return conn, listener
@@ -323,6 +324,8 @@ class StompBroker(Broker):
                 return
             except BrokerUnavailable as error:
                 logger.warning("%s; retrying in %.1f s", error, min(delay * 2, RECONNECT_MAX_DELAY))
+            except Exception:  # this thread must outlive any surprise, or the broker stays down for good
+                logger.exception("unexpected error reconnecting to the STOMP broker at %s", self.address)
             delay = min(delay * 2, RECONNECT_MAX_DELAY)
 
     def _drop(self, conn: stomp.Connection12) -> None:

@@ -1,0 +1,265 @@
+"""An in-process broker with the STOMP broker's semantics, for embedded mode and unit tests.
+
+`memory://name` names a hub: every `MemoryBroker` opened on the same name in one process
+shares its queues, so several "connections" see the same messages. A hub keeps messages in
+per-destination heaps ordered by (available_at, sequence) and hands them to consumers
+round-robin, within each consumer's prefetch limit, whenever a consumer asks for one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from delivery.broker.base import Broker, BrokerError, Consumer, OutgoingMessage, ReceivedMessage
+
+_hubs: dict[str, _Hub] = {}
+_hubs_lock = threading.Lock()
+
+
+def hub_name(url: str) -> str:
+    """Return the hub name of a `memory://[name]` URL."""
+    parts = urlsplit(url)
+    return parts.netloc or parts.path.strip("/")
+
+
+def get_hub(name: str) -> _Hub:
+    """Return the hub called `name`, creating it on first use."""
+    with _hubs_lock:
+        return _hubs.setdefault(name, _Hub())
+
+
+def reset_hub(name: str = "") -> None:
+    """Forget hub `name` and its messages: brokers opened afterwards start from an empty hub."""
+    with _hubs_lock:
+        _hubs.pop(name, None)
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class _Stored:
+    """A message held by a hub, waiting in a queue or handed to a consumer."""
+
+    sequence: int
+    body: bytes
+    headers: dict[str, str]
+    available_at: float  # time.monotonic() before which it stays invisible
+    expires_at_ms: int | None
+    redelivered: bool = False
+
+    def is_expired(self, at_ms: int) -> bool:
+        return self.expires_at_ms is not None and self.expires_at_ms <= at_ms
+
+    def sort_key(self) -> tuple[float, int]:
+        return (self.available_at, self.sequence)
+
+
+@dataclass
+class _Queue:
+    """The messages of one destination and the consumers taking turns on them."""
+
+    ready: list[tuple[float, int, _Stored]] = field(default_factory=list)
+    consumers: list[MemoryConsumer] = field(default_factory=list)
+    turn: int = 0
+
+    def push(self, stored: _Stored) -> None:
+        heapq.heappush(self.ready, (*stored.sort_key(), stored))
+
+    def next_consumer_with_room(self) -> MemoryConsumer | None:
+        """Return the next consumer in round-robin order that is below its prefetch limit."""
+        count = len(self.consumers)
+        for step in range(count):
+            consumer = self.consumers[(self.turn + step) % count]
+            if consumer.has_room():
+                self.turn = (self.turn + step + 1) % count
+                return consumer
+        return None
+
+
+class _Hub:
+    """The shared state of every MemoryBroker on one name, guarded by one Condition."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self.queues: dict[str, _Queue] = {}
+        self.sequence = itertools.count(1)
+        self.consumer_ids = itertools.count(1)
+
+    def queue(self, destination: str) -> _Queue:
+        return self.queues.setdefault(destination, _Queue())
+
+    def store(self, message: OutgoingMessage) -> None:
+        headers = {"content-type": "application/json", **message.headers}
+        if message.expires_at_ms is not None:
+            headers["expires"] = str(message.expires_at_ms)
+        stored = _Stored(
+            sequence=next(self.sequence),
+            body=bytes(message.body),
+            headers=headers,
+            available_at=time.monotonic() + max(message.delay_ms, 0) / 1000,
+            expires_at_ms=message.expires_at_ms,
+        )
+        self.queue(message.destination).push(stored)
+
+    def dispatch(self, destination: str) -> None:
+        """Hand every visible message of `destination` to consumers with room; drop expired ones."""
+        queue, now, at_ms = self.queue(destination), time.monotonic(), now_ms()
+        while queue.ready:
+            available_at, _, stored = queue.ready[0]
+            if stored.is_expired(at_ms):
+                heapq.heappop(queue.ready)
+                continue
+            if available_at > now:
+                return
+            consumer = queue.next_consumer_with_room()
+            if consumer is None:
+                return
+            heapq.heappop(queue.ready)
+            consumer.buffer.append(stored)
+
+    def seconds_until_due(self, destination: str) -> float | None:
+        """Return how long until the first waiting message of `destination` becomes visible."""
+        ready = self.queue(destination).ready
+        return max(ready[0][0] - time.monotonic(), 0.0) if ready else None
+
+
+class MemoryConsumer(Consumer):
+    """A consumer of one hub queue with client-individual acks and a prefetch limit."""
+
+    def __init__(self, hub: _Hub, destination: str, prefetch: int, consumer_id: int) -> None:
+        self.destination = destination
+        self.prefetch = prefetch
+        self.closed = False
+        self.buffer: deque[_Stored] = deque()  # dispatched to it, not yet received
+        self._hub = hub
+        self._unacked: dict[str, _Stored] = {}
+        self._ack_ids = (f"{consumer_id}-{n}" for n in itertools.count(1))
+
+    def has_room(self) -> bool:
+        return not self.closed and len(self.buffer) + len(self._unacked) < self.prefetch
+
+    def receive(self, timeout: float) -> ReceivedMessage | None:
+        deadline = time.monotonic() + timeout
+        with self._hub.changed:
+            while True:
+                self._check_open()
+                self._hub.dispatch(self.destination)
+                stored = self._next_live()
+                if stored is not None:
+                    return self._hand_out(stored)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                due = self._hub.seconds_until_due(self.destination)
+                self._hub.changed.wait(remaining if due is None else min(remaining, max(due, 0.001)))
+
+    def _next_live(self) -> _Stored | None:
+        """Pop the next buffered message that has not expired while it waited in the buffer."""
+        at_ms = now_ms()
+        while self.buffer:
+            stored = self.buffer.popleft()
+            if not stored.is_expired(at_ms):
+                return stored
+        return None
+
+    def _hand_out(self, stored: _Stored) -> ReceivedMessage:
+        ack_id = next(self._ack_ids)
+        self._unacked[ack_id] = stored
+        return ReceivedMessage(
+            destination=self.destination,
+            body=stored.body,
+            headers=dict(stored.headers),
+            broker_message_id=f"memory-{stored.sequence}",
+            redelivered=stored.redelivered,
+            ack_id=ack_id,
+        )
+
+    def ack(self, message: ReceivedMessage) -> None:
+        with self._hub.changed:
+            self._take_unacked(message)
+            self._hub.changed.notify_all()  # room for the next message
+
+    def nack(self, message: ReceivedMessage) -> None:
+        with self._hub.changed:
+            stored = self._take_unacked(message)
+            stored.redelivered = True
+            self._hub.queue(self.destination).push(stored)
+            self._hub.changed.notify_all()
+
+    def _take_unacked(self, message: ReceivedMessage) -> _Stored:
+        self._check_open()
+        stored = self._unacked.pop(message.ack_id, None)
+        if stored is None:
+            raise BrokerError(f"message {message.ack_id} is not held by this consumer of {self.destination}")
+        return stored
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise BrokerError(f"consumer of {self.destination} is closed; its messages will be redelivered")
+
+    def close(self) -> None:
+        """Stop consuming; received-but-unacked messages return marked redelivered, buffered ones as they were."""
+        with self._hub.changed:
+            if self.closed:
+                return
+            self.closed = True
+            queue = self._hub.queue(self.destination)
+            queue.consumers.remove(self)
+            for stored in self._unacked.values():
+                stored.redelivered = True
+                queue.push(stored)
+            for stored in self.buffer:
+                queue.push(stored)
+            self._unacked.clear()
+            self.buffer.clear()
+            self._hub.changed.notify_all()
+
+
+class MemoryBroker(Broker):
+    """One "connection" to an in-process hub; sends are stored (and so confirmed) at once."""
+
+    def __init__(self, url: str = "memory://") -> None:
+        self.url = url
+        self._hub = get_hub(hub_name(url))
+        self._consumers: list[MemoryConsumer] = []
+        self._closed = False
+
+    def send_many(self, messages: Sequence[OutgoingMessage]) -> None:
+        with self._hub.changed:
+            self._check_open()
+            for message in messages:
+                self._hub.store(message)
+            self._hub.changed.notify_all()
+
+    def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
+        if prefetch < 1:
+            raise ValueError("prefetch must be at least 1")
+        with self._hub.changed:
+            self._check_open()
+            consumer = MemoryConsumer(self._hub, destination, prefetch, next(self._hub.consumer_ids))
+            self._hub.queue(destination).consumers.append(consumer)
+            self._consumers.append(consumer)
+            return consumer
+
+    def is_connected(self) -> bool:
+        return not self._closed
+
+    def close(self) -> None:
+        with self._hub.changed:
+            self._closed = True
+            consumers, self._consumers = self._consumers, []
+        for consumer in consumers:
+            consumer.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BrokerError(f"broker connection {self.url} is closed")

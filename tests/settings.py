@@ -1,0 +1,19 @@
+"""The suite's settings: dovecote.settings, pointed at the real services before it is read.
+
+Tests use their own Redis database for Celery, so a `make run` on the same machine never takes
+their tasks, and the real PostgreSQL and STOMP broker unless the environment names others.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tests.services import DEFAULT_REDIS_URL, DEFAULT_STOMP_URL
+
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dovecote")
+if not os.environ.get("STOMP_URL", "").startswith("stomp"):
+    os.environ["STOMP_URL"] = DEFAULT_STOMP_URL
+os.environ["CELERY_BROKER_URL"] = os.environ.get("TEST_REDIS_URL") or DEFAULT_REDIS_URL
+os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
+
+from dovecote.settings import *  # noqa: E402, F403

@@ -1,0 +1,270 @@
+"""The broker contract: every implementation (in-memory, STOMP) behaves the same way."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from delivery.broker import Broker, BrokerError, BrokerUnavailable, OutgoingMessage, connect
+from tests.services import stomp_url
+
+OpenBroker = Callable[[], Broker]
+
+
+@pytest.fixture(params=["memory", "stomp"])
+def broker_url(request: pytest.FixtureRequest) -> str:
+    if request.param == "memory":
+        return f"memory://contract-{uuid.uuid4().hex}"
+    return stomp_url()
+
+
+@pytest.fixture
+def open_broker(broker_url: str) -> Iterator[OpenBroker]:
+    """Open connections to the broker under test; close them all after the test."""
+    brokers: list[Broker] = []
+
+    def open_() -> Broker:
+        broker = connect(broker_url, connect_timeout=5)
+        brokers.append(broker)
+        return broker
+
+    yield open_
+    for broker in brokers:
+        broker.close()
+
+
+@pytest.fixture
+def destination() -> str:
+    return f"room-{uuid.uuid4().hex[:10]}::subscription-{uuid.uuid4().hex[:10]}"
+
+
+def receive_all(consumer, count: int, timeout: float = 5.0) -> list[bytes]:
+    """Receive and ack `count` messages, failing if one does not arrive within `timeout`."""
+    bodies = []
+    for _ in range(count):
+        message = consumer.receive(timeout)
+        assert message is not None, f"only {len(bodies)} of {count} messages arrived"
+        consumer.ack(message)
+        bodies.append(message.body)
+    return bodies
+
+
+def test_a_sent_message_is_received_and_once_acked_is_gone(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    broker.send(OutgoingMessage(destination, b'{"n": 1}', {"correlation-id": "msg-1"}))
+
+    with broker.consumer(destination) as consumer:
+        message = consumer.receive(5)
+        assert message is not None
+        assert message.body == b'{"n": 1}'
+        assert message.destination == destination
+        assert message.headers["correlation-id"] == "msg-1"
+        assert message.headers["content-type"] == "application/json"
+        assert not message.redelivered
+        assert message.broker_message_id
+        consumer.ack(message)
+        assert consumer.receive(0.3) is None
+
+
+def test_send_many_returns_after_all_receipts_and_every_message_arrives_in_order(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    broker = open_broker()
+    bodies = [f"message {n}".encode() for n in range(200)]
+
+    broker.send_many([OutgoingMessage(destination, body) for body in bodies])
+
+    with open_broker().consumer(destination) as consumer:
+        assert receive_all(consumer, 200) == bodies
+        assert consumer.receive(0.3) is None
+
+
+def test_a_scheduled_delay_is_honoured(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    consumer = broker.consumer(destination)
+    started = time.monotonic()
+
+    broker.send(OutgoingMessage(destination, b"later", delay_ms=1000))
+    message = consumer.receive(3)
+    elapsed = time.monotonic() - started
+
+    assert message is not None and message.body == b"later"
+    assert 1.0 <= elapsed < 2.0
+
+
+def test_a_shorter_delay_overtakes_a_longer_one_sent_earlier(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    broker.send(OutgoingMessage(destination, b"in 500 ms", delay_ms=500))
+    broker.send(OutgoingMessage(destination, b"now"))
+
+    with broker.consumer(destination) as consumer:
+        assert receive_all(consumer, 2, timeout=3) == [b"now", b"in 500 ms"]
+
+
+def test_an_expired_message_is_never_delivered(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    expires_at_ms = int(time.time() * 1000) + 300
+    broker.send(OutgoingMessage(destination, b"stale", expires_at_ms=expires_at_ms))
+    time.sleep(1.0)
+    broker.send(OutgoingMessage(destination, b"fresh"))
+
+    with broker.consumer(destination) as consumer:
+        assert receive_all(consumer, 1) == [b"fresh"]
+        assert consumer.receive(0.5) is None
+
+
+def test_a_message_not_yet_expired_carries_its_expiry(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    expires_at_ms = int(time.time() * 1000) + 60_000
+    broker.send(OutgoingMessage(destination, b"fresh", expires_at_ms=expires_at_ms))
+
+    with broker.consumer(destination) as consumer:
+        message = consumer.receive(5)
+        assert message is not None
+        assert int(message.headers["expires"]) == expires_at_ms
+        consumer.ack(message)
+
+
+def test_headers_with_colons_backslashes_newlines_and_unicode_survive(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    headers = {
+        "correlation-id": "evt:42:attempt:3",
+        "x-event-type": "order.created",
+        "x-note": "a:b\\c\nd é ✓ 日本",
+        "content-type": "application/vnd.dovecote+json; charset=utf-8",
+    }
+    broker = open_broker()
+    broker.send(OutgoingMessage(destination, "{\"ü\": 1}".encode(), headers))
+
+    with broker.consumer(destination) as consumer:
+        message = consumer.receive(5)
+        assert message is not None
+        assert {name: message.headers.get(name) for name in headers} == headers
+        assert message.body == "{\"ü\": 1}".encode()
+        consumer.ack(message)
+
+
+def test_unacked_messages_come_back_redelivered_when_the_connection_closes(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    open_broker().send(OutgoingMessage(destination, b"work"))
+    first = open_broker()
+    taken = first.consumer(destination).receive(5)
+    assert taken is not None and not taken.redelivered
+
+    first.close()
+
+    again = open_broker().consumer(destination).receive(5)
+    assert again is not None
+    assert again.body == taken.body
+    assert again.redelivered
+
+
+def test_an_acked_message_is_not_seen_again_after_reconnecting(open_broker: OpenBroker, destination: str) -> None:
+    open_broker().send(OutgoingMessage(destination, b"once"))
+    first = open_broker()
+    consumer = first.consumer(destination)
+    message = consumer.receive(5)
+    assert message is not None
+    consumer.ack(message)
+
+    first.close()
+
+    assert open_broker().consumer(destination).receive(1) is None
+
+
+def test_nack_gives_the_message_back_marked_redelivered(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    broker.send(OutgoingMessage(destination, b"retry me", {"correlation-id": "msg-7"}))
+    consumer = broker.consumer(destination)
+    message = consumer.receive(5)
+    assert message is not None
+
+    consumer.nack(message)
+
+    again = consumer.receive(5)
+    assert again is not None
+    assert again.body == b"retry me"
+    assert again.headers["correlation-id"] == "msg-7"
+    assert again.redelivered
+    consumer.ack(again)
+    assert consumer.receive(0.5) is None
+
+
+def test_acking_after_the_consumer_closed_fails_and_the_message_returns(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    broker = open_broker()
+    broker.send(OutgoingMessage(destination, b"held"))
+    consumer = broker.consumer(destination)
+    message = consumer.receive(5)
+    assert message is not None
+
+    consumer.close()
+
+    with pytest.raises(BrokerError):
+        consumer.ack(message)
+    again = broker.consumer(destination).receive(5)
+    assert again is not None and again.body == b"held" and again.redelivered
+
+
+def test_prefetch_one_lets_a_second_consumer_take_the_next_message(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    broker = open_broker()
+    broker.send_many([OutgoingMessage(destination, b"first"), OutgoingMessage(destination, b"second")])
+    busy = broker.consumer(destination, prefetch=1)
+    held = busy.receive(5)
+    assert held is not None
+
+    idle = broker.consumer(destination, prefetch=1)
+    other = idle.receive(5)
+
+    assert other is not None
+    assert {held.body, other.body} == {b"first", b"second"}
+    assert busy.receive(0.3) is None  # its one unacked message fills its prefetch
+
+
+def test_sends_from_four_threads_on_one_connection_are_all_confirmed(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    broker = open_broker()
+    errors: list[BaseException] = []
+
+    def send_batch(thread: int) -> None:
+        try:
+            for batch in range(5):
+                broker.send_many(
+                    [OutgoingMessage(destination, f"{thread}-{batch}-{n}".encode()) for n in range(10)]
+                )
+        except BaseException as error:  # re-raised below in the test thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=send_batch, args=(thread,)) for thread in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    assert errors == []
+    with broker.consumer(destination) as consumer:
+        received = receive_all(consumer, 200)
+    assert len(set(received)) == 200
+
+
+def test_connecting_to_a_closed_port_raises_broker_unavailable_naming_the_address() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again when the block ends
+    started = time.monotonic()
+
+    with pytest.raises(BrokerUnavailable, match=f"127.0.0.1:{port}"):
+        connect(f"stomp://user:secret@127.0.0.1:{port}", connect_timeout=2)
+
+    assert time.monotonic() - started < 3
