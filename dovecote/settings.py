@@ -155,9 +155,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "keyvalue": {"()": "dovecote.logformat.KeyValueFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "keyvalue"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {"dovecote": {"level": LOG_LEVEL}, "delivery": {"level": LOG_LEVEL}},
 }

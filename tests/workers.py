@@ -84,3 +84,12 @@ def move_id_sequences_past_earlier_runs() -> None:
     with connection.cursor() as cursor:
         for table in ("rooms_room", "subscriptions_subscription", "delivery_delivery"):
             cursor.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", [table, start])
+
+
+def close_other_sessions() -> None:
+    """End the sessions background threads (the outbox relay) keep, so the test database can be dropped."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")

@@ -382,19 +382,19 @@ class StompBroker(Broker):
     def send_many(self, messages: Sequence[OutgoingMessage]) -> None:
         if not messages:
             return
-        conn, generation = self._wait_until_up()
-        batch = _Batch(len(messages))
-        receipts = [f"{self._receipt_prefix}-{next(self._receipt_ids)}" for _ in messages]
-        with self._receipts_lock:
-            for index, receipt in enumerate(receipts):
-                self._receipts[receipt] = (batch, index, generation)
-        try:
-            self._write_sends(conn, messages, receipts, batch)
-            batch.wait(self._receipt_timeout)
-        finally:
-            with self._receipts_lock:
-                for receipt in receipts:
-                    self._receipts.pop(receipt, None)
+        deadline = time.monotonic() + self._connect_timeout
+        while True:
+            conn, generation = self._wait_until_up(deadline)
+            batch, receipts = self._expect_receipts(len(messages), generation)
+            try:
+                if self._write_sends(conn, messages, receipts, batch) == 0:
+                    self._on_connection_lost(generation)
+                    if time.monotonic() < deadline:
+                        continue  # nothing left this process, so the batch can go again on the next connection
+                batch.wait(self._receipt_timeout)
+            finally:
+                self._forget_receipts(receipts)
+            break
         if len(batch.confirmed) < len(messages):
             raise SendFailed(
                 f"{len(messages) - len(batch.confirmed)} of {len(messages)} sends to {self.address} "
@@ -402,27 +402,47 @@ class StompBroker(Broker):
                 sorted(batch.confirmed),
             )
 
+    def _expect_receipts(self, count: int, generation: int) -> tuple[_Batch, list[str]]:
+        """Register `count` receipt ids before their frames are written, so none can be missed."""
+        batch = _Batch(count)
+        receipts = [f"{self._receipt_prefix}-{next(self._receipt_ids)}" for _ in range(count)]
+        with self._receipts_lock:
+            for index, receipt in enumerate(receipts):
+                self._receipts[receipt] = (batch, index, generation)
+        return batch, receipts
+
+    def _forget_receipts(self, receipts: list[str]) -> None:
+        with self._receipts_lock:
+            for receipt in receipts:
+                self._receipts.pop(receipt, None)
+
     def _write_sends(
         self, conn: stomp.Connection12, messages: Sequence[OutgoingMessage], receipts: list[str], batch: _Batch
-    ) -> None:
-        """Write every SEND frame before waiting for any receipt (pipelining)."""
+    ) -> int:
+        """Write every SEND frame before waiting for any receipt (pipelining); return how many were written."""
         for index, (message, receipt) in enumerate(zip(messages, receipts, strict=True)):
             try:
                 conn.send(wire_destination(message.destination), message.body, headers=send_headers(message, receipt))
             except (StompException, OSError) as error:
                 for unsent in range(index, len(messages)):
                     batch.fail(unsent, f"could not write to {self.address}: {error!r}")
-                return
+                return index
+        return len(messages)
 
-    def _wait_until_up(self) -> tuple[stomp.Connection12, int]:
-        """Return the live connection, waiting up to the connect timeout for a reconnection."""
-        with self._state:
-            self._state.wait_for(lambda: self._up or self._closed, self._connect_timeout)
-            if self._closed:
-                raise BrokerError(f"the connection to {self.address} is closed")
-            if not self._up or self._conn is None:
-                raise SendFailed(f"not connected to the STOMP broker at {self.address} (reconnecting)")
-            return self._conn, self._generation
+    def _wait_until_up(self, deadline: float) -> tuple[stomp.Connection12, int]:
+        """Return the live connection, waiting until `deadline` for a reconnection."""
+        while True:
+            with self._state:
+                self._state.wait_for(lambda: self._up or self._closed, max(deadline - time.monotonic(), 0))
+                if self._closed:
+                    raise BrokerError(f"the connection to {self.address} is closed")
+                if not self._up or self._conn is None:
+                    raise SendFailed(f"not connected to the STOMP broker at {self.address} (reconnecting)")
+                conn, generation = self._conn, self._generation
+            if conn.is_connected():
+                return conn, generation
+            # stomp.py already knows the socket is gone; our listener has not been told yet.
+            self._on_connection_lost(generation)
 
     def _on_receipt(self, receipt: str) -> None:
         with self._receipts_lock:

@@ -1,0 +1,67 @@
+# Dovecote: see README for what each target does on a fresh machine.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV        := .venv
+PY          := $(VENV)/bin/python
+STAMP       := $(VENV)/.installed
+SERVICES_ENV := var/services.env
+PYTEST_ARGS ?=
+
+# Export var/services.env, keeping any variable the caller already set (the caller wins).
+LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
+	  while IFS='=' read -r key value; do \
+	    [[ $$key =~ ^[A-Za-z_][A-Za-z0-9_]*$$ ]] || continue; \
+	    [[ -n $${!key+set} ]] || export "$$key=$$value"; \
+	  done < $(SERVICES_ENV); \
+	fi
+
+.PHONY: help venv services test run release migrate lint
+
+# help: list the targets.
+help:
+	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt"
+	@echo "make services  start PostgreSQL, Redis and ActiveMQ (STOMP) if needed; print the URLs"
+	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
+	@echo "make run       migrate, then web, worker and beat from the Procfile (Ctrl-C stops all)"
+	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
+	@echo "make lint      ruff, if it is installed in .venv"
+
+# venv: the virtualenv, rebuilt when requirements.txt changes (a warm run does nothing).
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@python=$$(scripts/find-python); \
+	if ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	  echo "creating $(VENV) with $$python"; \
+	  rm -rf $(VENV); \
+	  "$$python" -m venv $(VENV); \
+	fi
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+# services: the local real services (idempotent); prints `export KEY=VALUE` lines.
+services:
+	@scripts/services.sh
+
+# test: everything the suite needs, then pytest with the services' environment.
+test: venv services
+	@set -a; source $(SERVICES_ENV); set +a; \
+	export DJANGO_SETTINGS_MODULE=dovecote.settings; \
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# release: what runs once before the processes start (migrations).
+release: venv
+	@$(LOAD_SERVICES_ENV); $(PY) manage.py migrate --no-input
+
+# migrate: apply migrations (same as release, for use on its own).
+migrate: release
+
+# run: the full stack in the foreground; Ctrl-C or SIGTERM stops every process.
+run: release
+	@$(LOAD_SERVICES_ENV); mkdir -p var; exec $(VENV)/bin/honcho start -f Procfile
+
+# lint: ruff over the project, when ruff is installed in .venv.
+lint: venv
+	@if [[ -x $(VENV)/bin/ruff ]]; then $(VENV)/bin/ruff check .; else echo "ruff is not installed in $(VENV): skipped"; fi

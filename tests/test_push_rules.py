@@ -1,0 +1,116 @@
+"""The state rules of one frame (`push.prepare`), on the in-memory broker: stale copies, crashes, poison."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from delivery import frames
+from delivery.broker import Broker, connect
+from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.push import POISON_LIMIT, prepare
+from tests.factories import make_delivery, make_message, make_room, make_subscription
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def broker() -> Iterator[Broker]:
+    connection = connect(f"memory://{uuid.uuid4().hex}")
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def delivery() -> Delivery:
+    room = make_room()
+    return make_delivery(make_message(room), make_subscription(room, timeout_ms=1000))
+
+
+def receive_attempt(broker: Broker, delivery: Delivery, attempt: int):  # noqa: ANN201
+    """Put attempt `attempt` of `delivery` on the broker and take it off again."""
+    broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=0, next_delay_ms=None,
+                                 body=frames.envelope(delivery.message)))
+    consumer = broker.consumer(delivery.destination, prefetch=10)
+    return consumer, consumer.receive(timeout=1)
+
+
+def test_a_fresh_attempt_is_claimed_and_started(broker: Broker, delivery: Delivery) -> None:
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    job = prepare(delivery.subscription, broker, consumer, frame)
+    assert job is not None and job.attempt == 1
+    delivery.refresh_from_db()
+    assert delivery.attempts == 1 and delivery.attempt_started_at is not None
+
+
+def test_a_stale_copy_of_a_recorded_attempt_is_dropped(broker: Broker, delivery: Delivery) -> None:
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=2, status="retrying")
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    assert prepare(delivery.subscription, broker, consumer, frame) is None
+    consumer.close()
+    assert broker.consumer(delivery.destination).receive(timeout=0.2) is None  # acked, not requeued
+
+
+def test_a_frame_of_a_settled_delivery_is_dropped(broker: Broker, delivery: Delivery) -> None:
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=1, status="delivered")
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    assert prepare(delivery.subscription, broker, consumer, frame) is None
+    assert not DeliveryAttempt.objects.exists()
+
+
+def test_a_frame_from_another_database_is_dropped(broker: Broker, delivery: Delivery) -> None:
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    forged = type(frame)(frame.destination, frame.body, {**frame.headers, frames.MESSAGE_ID: str(uuid.uuid4())},
+                         frame.broker_message_id, frame.redelivered, frame.ack_id)
+    assert prepare(delivery.subscription, broker, consumer, forged) is None
+    delivery.refresh_from_db()
+    assert delivery.attempts == 0
+
+
+def test_an_attempt_still_under_way_elsewhere_is_looked_at_again_later(broker: Broker, delivery: Delivery) -> None:
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=1, attempt_started_at=timezone.now())
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    assert prepare(delivery.subscription, broker, consumer, frame) is None
+    assert consumer.receive(timeout=0.3) is None  # deferred by timeout + grace, not redelivered at once
+    assert not DeliveryAttempt.objects.exists()
+
+
+def test_an_attempt_whose_worker_died_is_logged_as_crashed_and_retried(broker: Broker, delivery: Delivery) -> None:
+    long_ago = timezone.now() - timedelta(minutes=5)
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=1, attempt_started_at=long_ago)
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    job = prepare(delivery.subscription, broker, consumer, frame)
+    assert job is not None and job.attempt == 1
+    delivery.refresh_from_db()
+    assert delivery.redelivery_count == 1
+    assert list(DeliveryAttempt.objects.values_list("attempt", "outcome")) == [(1, "crashed")]
+
+
+def test_a_message_that_keeps_killing_workers_is_dead_lettered(broker: Broker, delivery: Delivery) -> None:
+    long_ago = timezone.now() - timedelta(minutes=5)
+    Delivery.objects.filter(pk=delivery.pk).update(
+        attempts=1, attempt_started_at=long_ago, redelivery_count=POISON_LIMIT - 1
+    )
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    assert prepare(delivery.subscription, broker, consumer, frame) is None
+    delivery.refresh_from_db()
+    assert delivery.status == "dead_lettered"
+    assert delivery.last_error == f"poison message: the worker died {POISON_LIMIT} times while delivering it"
+    dead = broker.consumer(delivery.subscription.dead_letter_destination).receive(timeout=1)
+    assert dead is not None and dead.body == frame.body
+    assert PublishedMessage.objects.filter(delivery=delivery, kind="dead_letter").exists()
+
+
+def test_a_message_expiring_on_its_way_is_marked_expired_without_an_attempt(
+    broker: Broker, delivery: Delivery
+) -> None:
+    consumer, frame = receive_attempt(broker, delivery, 1)
+    delivery.message.expires_at = timezone.now() - timedelta(milliseconds=1)
+    delivery.message.save()
+    assert prepare(delivery.subscription, broker, consumer, frame) is None
+    delivery.refresh_from_db()
+    assert delivery.status == "expired" and delivery.attempts == 0
