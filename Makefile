@@ -32,7 +32,7 @@ help:
 venv: $(STAMP)
 
 $(STAMP): requirements.txt
-	@python=$$(scripts/find-python); \
+	@python=$$(bash scripts/find-python); \
 	if ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	  echo "creating $(VENV) with $$python"; \
 	  rm -rf $(VENV); \
@@ -43,12 +43,12 @@ $(STAMP): requirements.txt
 
 # services: the local real services (idempotent); prints `export KEY=VALUE` lines.
 services:
-	@scripts/services.sh
+	@bash scripts/services.sh
 
-# test: everything the suite needs, then pytest with the services' environment.
+# test: everything the suite needs, then pytest with the services' environment (yours wins).
+# The suite's settings (tests/settings.py, named in pyproject.toml) use their own Redis database.
 test: venv services
-	@set -a; source $(SERVICES_ENV); set +a; \
-	export DJANGO_SETTINGS_MODULE=dovecote.settings; \
+	@$(LOAD_SERVICES_ENV); \
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # release: what runs once before the processes start (migrations).
@@ -60,7 +60,8 @@ migrate: release
 
 # run: the full stack in the foreground; Ctrl-C or SIGTERM stops every process.
 run: release
-	@$(LOAD_SERVICES_ENV); mkdir -p var; exec $(VENV)/bin/honcho start -f Procfile
+	@$(LOAD_SERVICES_ENV); mkdir -p var; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	exec $(VENV)/bin/honcho start -f Procfile --port "$${PORT:-8000}"
 
 # lint: ruff over the project, when ruff is installed in .venv.
 lint: venv

@@ -6,7 +6,7 @@ import uuid
 
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, generics, pagination, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response

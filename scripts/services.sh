@@ -32,7 +32,8 @@ AMQ_INSTANCE=dovecote
 AMQ_USER=activemq
 AMQ_LOGIN=admin
 AMQ_PASSCODE=admin # must match scripts/activemq.xml
-AMQ_PORTS=(61613 61623) # the first one that is free or already ours
+# STOMP port: the first of these that is free or already ours (DOVECOTE_STOMP_PORTS overrides).
+read -r -a AMQ_PORTS <<<"${DOVECOTE_STOMP_PORTS:-61613 61623}"
 AMQ_CONF_AVAILABLE=/etc/activemq/instances-available/$AMQ_INSTANCE
 AMQ_CONF=/etc/activemq/instances-enabled/$AMQ_INSTANCE
 AMQ_BASE=/var/lib/activemq/$AMQ_INSTANCE
@@ -129,21 +130,19 @@ stomp_connect() {
 pg_up() { pg_isready -h "$PG_HOST" -p "$PG_PORT" -q -t 2; }
 
 # psql as the superuser: over TCP as `postgres` (trust auth), else over the socket as the
-# `postgres` OS user (peer auth).
+# `postgres` OS user (peer auth). pick_psql_admin finds which, once, in the main shell.
 PSQL_ADMIN=()
-psql_admin() {
-    if [[ ${#PSQL_ADMIN[@]} -eq 0 ]]; then
-        if psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres -XqAt -c 'select 1' >/dev/null 2>&1; then
-            PSQL_ADMIN=(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres)
-        elif [[ $EUID -eq 0 ]] && runuser -u postgres -- psql -p "$PG_PORT" -d postgres -XqAt -c 'select 1' >/dev/null 2>&1; then
-            PSQL_ADMIN=(runuser -u postgres -- psql -p "$PG_PORT" -d postgres)
-        else
-            die "cannot log in to PostgreSQL as the superuser postgres" \
-                "tried: psql -h $PG_HOST -p $PG_PORT -U postgres, and runuser -u postgres -- psql"
-        fi
+pick_psql_admin() {
+    if psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres -XqAt -c 'select 1' >/dev/null 2>&1; then
+        PSQL_ADMIN=(psql -h "$PG_HOST" -p "$PG_PORT" -U postgres -d postgres)
+    elif [[ $EUID -eq 0 ]] && runuser -u postgres -- psql -p "$PG_PORT" -d postgres -XqAt -c 'select 1' >/dev/null 2>&1; then
+        PSQL_ADMIN=(runuser -u postgres -- psql -p "$PG_PORT" -d postgres)
+    else
+        die "cannot log in to PostgreSQL as the superuser postgres" \
+            "tried: psql -h $PG_HOST -p $PG_PORT -U postgres, and runuser -u postgres -- psql"
     fi
-    "${PSQL_ADMIN[@]}" -XqAt -v ON_ERROR_STOP=1 "$@"
 }
+psql_admin() { "${PSQL_ADMIN[@]}" -XqAt -v ON_ERROR_STOP=1 "$@"; }
 
 ensure_postgres() {
     step_begin
@@ -164,7 +163,7 @@ ensure_postgres() {
         detail="started cluster $version/main on $PG_HOST:$PG_PORT"
     fi
 
-    psql_admin -c 'select 1' >/dev/null # picks the way in, once, in this shell
+    pick_psql_admin
     # role: -1 missing, 0 without CREATEDB (pytest-django creates test_dovecote), 1 fine.
     local state role db
     state=$(psql_admin -F ' ' -c "select coalesce((select rolcreatedb::int from pg_roles where rolname = '$DB_USER'), -1),
@@ -235,37 +234,47 @@ ensure_activemq_package() {
     step_end activemq "$detail $(dpkg-query -W -f='${Version}' activemq)"
 }
 
-# The pid of our broker's JVM (a `java` of the activemq user started with our activemq.base).
+# The pid of our broker's JVM: a `java` process with our -Dactivemq.base among its arguments.
+# (Reads /proc directly: no dependency on procps.)
 amq_pid() {
-    local pid
-    for pid in $(pgrep -u "$AMQ_USER" -x java 2>/dev/null); do
-        if tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF -- "-Dactivemq.base=$AMQ_BASE"; then
+    local file pid
+    while IFS= read -r file; do
+        pid=${file#/proc/}
+        pid=${pid%/cmdline}
+        if [[ "$(cat "/proc/$pid/comm" 2>/dev/null)" == java ]]; then
             echo "$pid"
             return 0
         fi
-    done
+    done < <(grep -lzxF -- "-Dactivemq.base=$AMQ_BASE" /proc/[0-9]*/cmdline 2>/dev/null)
     return 1
 }
 
-# Pids listening on 127.0.0.1:PORT (or any address on PORT), from ss.
-listener_pids() {
-    ss -Hltnp "sport = :$1" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 | sort -u
+# port_is_ours PORT PID: the listener on 127.0.0.1:PORT is our broker (pid PID).
+port_is_ours() {
+    local port=$1 ours=$2 pid
+    [[ -n $ours ]] || return 1
+    if command -v ss >/dev/null; then
+        for pid in $(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2); do
+            [[ $pid == "$ours" ]] && return 0
+        done
+        return 1
+    fi
+    # Without ss: our broker is running and this is the port it was configured with.
+    grep -qF "stomp://127.0.0.1:$port?" "$AMQ_CONF_AVAILABLE/activemq.xml" 2>/dev/null
 }
 
 # choose_port: 61613 unless something that is not our broker holds it, then 61623.
 choose_port() {
-    local port pid ours
+    local port ours holder
     ours=$(amq_pid || true)
     for port in "${AMQ_PORTS[@]}"; do
         tcp_open "$port" || { echo "$port"; return 0; }
-        if [[ -n $ours ]]; then
-            for pid in $(listener_pids "$port"); do
-                [[ $pid == "$ours" ]] && { echo "$port"; return 0; }
-            done
-        fi
-        say "127.0.0.1:$port is taken by something else ($(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:.*' | head -n 1))"
+        port_is_ours "$port" "$ours" && { echo "$port"; return 0; }
+        holder=$(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:.*' | head -n 1 || true)
+        say "127.0.0.1:$port is taken by something else ${holder:+($holder)}"
     done
-    die "no free port for ActiveMQ's STOMP connector among ${AMQ_PORTS[*]}"
+    die "no free port for ActiveMQ's STOMP connector among ${AMQ_PORTS[*]}" \
+        "free one, or list others to try: DOVECOTE_STOMP_PORTS=\"61613 61643\" $0"
 }
 
 java_home() {
@@ -353,6 +362,12 @@ start_activemq() {
         { tail_of "$AMQ_CONSOLE"; die "/usr/bin/activemq start failed" "logs: $AMQ_LOG, $AMQ_CONSOLE"; }
 }
 
+# The broker's last error, for the one-line failure message (its stack trace is in the tails).
+amq_cause() {
+    grep -hE '^Caused by:|\| (ERROR|FATAL) +\||^Error|Exception:' "$AMQ_LOG" "$AMQ_CONSOLE" 2>/dev/null |
+        tail -n 1 | cut -c1-400
+}
+
 # wait_for_stomp PORT: until a STOMP CONNECT gets CONNECTED, the JVM dies, or the timeout.
 wait_for_stomp() {
     local port=$1 started pid reply=""
@@ -367,15 +382,16 @@ wait_for_stomp() {
         pid=$(amq_pid || true)
         if [[ -z $pid ]]; then
             printf '\n' >&2
-            tail_of "$AMQ_CONSOLE" 20
-            tail_of "$AMQ_LOG" 40
-            die "ActiveMQ exited while starting (last STOMP attempt: ${reply:-none})" "logs: $AMQ_LOG, $AMQ_CONSOLE"
+            tail_of "$AMQ_CONSOLE" 10
+            tail_of "$AMQ_LOG" 25
+            die "ActiveMQ exited while starting (last STOMP attempt: ${reply:-none})" \
+                "cause: $(amq_cause)" "logs: $AMQ_LOG, $AMQ_CONSOLE"
         fi
         if (($(now_us) - started > AMQ_START_TIMEOUT * 1000000)); then
             printf '\n' >&2
-            tail_of "$AMQ_LOG" 40
+            tail_of "$AMQ_LOG" 25
             die "ActiveMQ (pid $pid) gave no STOMP CONNECTED on 127.0.0.1:$port within ${AMQ_START_TIMEOUT}s (last reply: ${reply:-none})" \
-                "logs: $AMQ_LOG, $AMQ_CONSOLE"
+                "last error in its log: $(amq_cause)" "logs: $AMQ_LOG, $AMQ_CONSOLE"
         fi
         printf '.' >&2
         sleep 1

@@ -118,6 +118,19 @@ def test_an_expired_message_is_never_delivered(open_broker: OpenBroker, destinat
         assert consumer.receive(0.5) is None
 
 
+def test_a_delayed_message_that_expires_during_its_delay_is_never_delivered(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    broker = open_broker()
+    consumer = broker.consumer(destination)
+    expires_at_ms = int(time.time() * 1000) + 300
+    broker.send(OutgoingMessage(destination, b"too late", delay_ms=800, expires_at_ms=expires_at_ms))
+    broker.send(OutgoingMessage(destination, b"fresh"))
+
+    assert receive_all(consumer, 1) == [b"fresh"]
+    assert consumer.receive(1.5) is None
+
+
 def test_a_message_not_yet_expired_carries_its_expiry(open_broker: OpenBroker, destination: str) -> None:
     broker = open_broker()
     expires_at_ms = int(time.time() * 1000) + 60_000

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import logging
 import queue
+import socket
 import threading
 import time
 import uuid
@@ -43,6 +44,9 @@ DISCONNECT_GRACE = 2.0
 ARTEMIS_BYTES_PER_PREFETCHED_MESSAGE = 1024
 # Marks the copy `nack` sends, so the copy reads as redelivered like a broker redelivery.
 REDELIVERED_HEADER = "dovecote-redelivered"
+# The absolute expiry as sent. ActiveMQ Classic re-stamps `expires` when a scheduled delay ends
+# (the time to live restarts then), so consumers check this copy instead.
+EXPIRES_AT_HEADER = "dovecote-expires-at"
 # Headers a broker adds to each delivery: they describe the delivery, not the message.
 DELIVERY_HEADERS = frozenset(
     {
@@ -57,6 +61,7 @@ DELIVERY_HEADERS = frozenset(
         "scheduledJobId",
         "subscription",
         "timestamp",
+        EXPIRES_AT_HEADER,
         REDELIVERED_HEADER,
     }
 )
@@ -120,8 +125,8 @@ class _Listener(stomp.ConnectionListener):
         self.broker = broker
         self.generation = generation
         self.settled = threading.Event()  # CONNECTED, ERROR before it, or the socket closed
+        self.gone = threading.Event()  # the socket closed
         self.connected = False
-        self.ended = False
         self.error = ""
 
     def on_connected(self, frame: Frame) -> None:
@@ -141,7 +146,7 @@ class _Listener(stomp.ConnectionListener):
         self.broker._on_message(self.generation, frame)
 
     def on_disconnected(self) -> None:
-        self.ended = True
+        self.gone.set()
         self.settled.set()
         self.broker._on_connection_lost(self.generation)
 
@@ -169,9 +174,19 @@ class StompConsumer(Consumer):
                 message = self._inbox.get(timeout=max(deadline - time.monotonic(), 0.001))
             except queue.Empty:
                 return None
-            if self._broker._is_current(message.generation):
+            if not self._broker._is_current(message.generation):
+                continue  # delivered on a dead connection: its ack id is void and the broker redelivers it
+            if not is_expired(message):
                 return message
-            # Delivered on a dead connection: its ack id is void and the broker redelivers it.
+            self._drop_expired(message)
+
+    def _drop_expired(self, message: StompMessage) -> None:
+        """Ack a message whose expiry passed while the broker held it (see EXPIRES_AT_HEADER)."""
+        logger.debug("dropping expired message %s from %s", message.broker_message_id, self.destination)
+        try:
+            self.ack(message)
+        except BrokerError:
+            pass  # it comes back on the next connection and is dropped then
 
     def ack(self, message: ReceivedMessage) -> None:
         """Send ACK for `message` (written to the socket, not confirmed by a receipt)."""
@@ -272,10 +287,11 @@ class StompBroker(Broker):
         except (StompException, OSError) as error:
             self._drop(conn)
             raise BrokerUnavailable(f"cannot connect to the STOMP broker at {self.address}: {error!r}") from error
-        if listener.settled.wait(self._connect_timeout) and listener.connected and not listener.ended:
+        if listener.settled.wait(self._connect_timeout) and listener.connected and not listener.gone.is_set():
+            _disable_nagle(conn)
             return conn, listener
         self._drop(conn)
-        reason = listener.error or ("connection closed" if listener.ended else "no CONNECTED frame")
+        reason = listener.error or ("connection closed" if listener.gone.is_set() else "no CONNECTED frame")
         raise BrokerUnavailable(
             f"cannot connect to the STOMP broker at {self.address} within {self._connect_timeout:g} s: {reason}"
         )
@@ -295,7 +311,7 @@ class StompBroker(Broker):
         for consumer in consumers:
             consumer.discard_inbox()
             self._subscribe(conn, consumer)
-        if listener.ended:  # it died before it became current, so its loss was ignored
+        if listener.gone.is_set():  # it died before it became current, so its loss was ignored
             self._on_connection_lost(generation)
 
     def _on_connection_lost(self, generation: int) -> None:
@@ -371,10 +387,7 @@ class StompBroker(Broker):
             conn.disconnect()  # stomp.py adds a receipt and closes the socket when it arrives
         except (StompException, OSError):
             logger.debug("DISCONNECT not sent to %s", self.address, exc_info=True)
-        deadline = time.monotonic() + DISCONNECT_GRACE
-        while not listener.ended and time.monotonic() < deadline:
-            listener.settled.wait(0.05)
-        if not listener.ended:
+        if not listener.gone.wait(DISCONNECT_GRACE):
             self._drop(conn)
 
     # -- sending -------------------------------------------------------------------------
@@ -545,8 +558,14 @@ def send_headers(message: OutgoingMessage, receipt: str) -> dict[str, str]:
     if message.delay_ms > 0:
         headers["AMQ_SCHEDULED_DELAY"] = str(int(message.delay_ms))
     if message.expires_at_ms is not None:
-        headers["expires"] = str(int(message.expires_at_ms))
+        headers["expires"] = headers[EXPIRES_AT_HEADER] = str(int(message.expires_at_ms))
     return headers
+
+
+def is_expired(message: ReceivedMessage) -> bool:
+    """Say whether the absolute expiry `message` was sent with has passed."""
+    expires_at_ms = int(message.headers.get("expires", "0") or 0)
+    return 0 < expires_at_ms <= time.time() * 1000
 
 
 def received_message(destination: str, frame: Frame, generation: int) -> StompMessage:
@@ -560,7 +579,9 @@ def received_message(destination: str, frame: Frame, generation: int) -> StompMe
         for name, value in frame.headers.items()
         if name not in DELIVERY_HEADERS and not name.startswith("_")  # "_AMQ_*": Artemis internals
     }
-    if headers.get("expires") == "0":  # both brokers write expires:0 for "never"
+    if EXPIRES_AT_HEADER in frame.headers:
+        headers["expires"] = frame.headers[EXPIRES_AT_HEADER]
+    elif headers.get("expires") == "0":  # both brokers write expires:0 for "never"
         del headers["expires"]
     redelivered = frame.headers.get("redelivered") == "true" or REDELIVERED_HEADER in frame.headers
     body = frame.body if isinstance(frame.body, bytes) else (frame.body or "").encode()
@@ -573,3 +594,13 @@ def received_message(destination: str, frame: Frame, generation: int) -> StompMe
         ack_id=frame.headers.get("ack", frame.headers.get("message-id", "")),
         generation=generation,
     )
+
+
+def _disable_nagle(conn: stomp.Connection12) -> None:
+    """Send each frame at once: with Nagle's algorithm a SEND waits ~40 ms for the previous ACK."""
+    sock = getattr(conn.transport, "socket", None)
+    if sock is not None:
+        try:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            logger.debug("could not set TCP_NODELAY", exc_info=True)

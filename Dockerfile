@@ -1,0 +1,27 @@
+# Dovecote's app image: web (gunicorn), Celery worker and beat all run from it (docker-compose.yml).
+FROM python:3.13-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+RUN groupadd --system dovecote \
+    && useradd --system --gid dovecote --home-dir /app --no-create-home --shell /usr/sbin/nologin dovecote
+
+WORKDIR /app
+
+# Dependencies first, so that a code change does not reinstall them.
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+COPY . .
+
+# Static files are collected at build time; var/ holds beat's schedule and must be writable.
+RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --no-input --verbosity 0 \
+    && mkdir -p var \
+    && chown dovecote:dovecote var
+
+USER dovecote
+EXPOSE 8000
+CMD ["gunicorn", "dovecote.wsgi", "--bind=0.0.0.0:8000", "--workers=2", "--threads=4", "--access-logfile=-"]

@@ -1,0 +1,151 @@
+"""docker-compose.yml wires the production-like stack as CONTRACT.md describes it.
+
+The file is read with PyYAML (merge keys `<<` resolved); `docker compose config` checks it
+further when the Docker CLI with its compose plugin is installed (no engine is needed).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = ROOT / "docker-compose.yml"
+
+INFRA = ("artemis", "postgres", "redis")
+APP = ("migrate", "web", "worker", "beat")
+LONG_RUNNING_APP = ("web", "worker", "beat")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE_FILE.read_text())
+
+
+@pytest.fixture(scope="module")
+def services(compose: dict) -> dict:
+    return compose["services"]
+
+
+def environment(service: dict) -> dict[str, str]:
+    """A service's environment as a dict, whether written as a mapping or a list."""
+    env = service.get("environment") or {}
+    if isinstance(env, list):
+        return dict(item.split("=", 1) if "=" in item else (item, "") for item in env)
+    return {key: "" if value is None else str(value) for key, value in env.items()}
+
+
+def depends_on(service: dict) -> dict[str, str]:
+    """A service's dependencies as {name: condition} (short form means service_started)."""
+    deps = service.get("depends_on") or {}
+    if isinstance(deps, list):
+        return dict.fromkeys(deps, "service_started")
+    return {name: (spec or {}).get("condition", "service_started") for name, spec in deps.items()}
+
+
+def test_every_service_exists(services: dict) -> None:
+    assert set(INFRA + APP) <= set(services), f"missing: {set(INFRA + APP) - set(services)}"
+
+
+def test_artemis_serves_stomp_on_61613_with_a_persistent_volume(compose: dict, services: dict) -> None:
+    artemis = services["artemis"]
+    assert artemis["image"].startswith("apache/activemq-artemis")
+    ports = [str(port) for port in artemis.get("expose", []) + artemis.get("ports", [])]
+    assert any(port.split(":")[-1].split("/")[0] == "61613" for port in ports), ports
+    env = environment(artemis)
+    assert env.get("ANONYMOUS_LOGIN", "").lower() == "false"
+    assert env.get("ARTEMIS_USER") and env.get("ARTEMIS_PASSWORD")
+
+    mounts = [str(volume) for volume in artemis.get("volumes", [])]
+    named = [m.split(":", 1)[0] for m in mounts if m.endswith(":/var/lib/artemis-instance")]
+    assert named, f"no volume on /var/lib/artemis-instance: {mounts}"
+    assert named[0] in (compose.get("volumes") or {}), f"{named[0]} is not a named volume"
+
+
+def test_databases_keep_their_data_on_named_volumes(compose: dict, services: dict) -> None:
+    declared = set(compose.get("volumes") or {})
+    for name, target in (("postgres", "/var/lib/postgresql/data"), ("redis", "/data")):
+        mounts = [str(volume) for volume in services[name].get("volumes", [])]
+        sources = [m.split(":", 1)[0] for m in mounts if m.split(":")[1] == target]
+        assert sources and sources[0] in declared, f"{name}: {mounts}"
+
+
+@pytest.mark.parametrize("name", APP)
+def test_app_services_are_wired_to_the_stack(services: dict, name: str) -> None:
+    service = services[name]
+    assert "build" in service or "image" in service
+    env = environment(service)
+
+    database = urlsplit(env["DATABASE_URL"])
+    assert database.scheme in {"postgres", "postgresql"}
+    assert database.hostname == "postgres"
+
+    stomp = urlsplit(env["STOMP_URL"])
+    assert stomp.scheme == "stomp"
+    assert (stomp.hostname, stomp.port) == ("artemis", 61613)
+    assert stomp.username and stomp.password, "Artemis refuses anonymous logins"
+
+    celery = urlsplit(env["CELERY_BROKER_URL"])
+    assert (celery.scheme, celery.hostname) == ("redis", "redis")
+
+    assert env.get("DJANGO_SECRET_KEY")
+    assert env.get("DJANGO_ALLOWED_HOSTS")
+
+
+@pytest.mark.parametrize("name", LONG_RUNNING_APP)
+def test_app_processes_wait_for_healthy_services_and_migrations(services: dict, name: str) -> None:
+    deps = depends_on(services[name])
+    for infra in INFRA:
+        assert deps.get(infra) == "service_healthy", f"{name} -> {infra}: {deps}"
+    assert deps.get("migrate") == "service_completed_successfully", f"{name} -> migrate: {deps}"
+
+
+def test_migrate_runs_once_against_a_healthy_database(services: dict) -> None:
+    migrate = services["migrate"]
+    assert "migrate" in " ".join(map(str, migrate["command"]))
+    assert depends_on(migrate).get("postgres") == "service_healthy"
+    assert str(migrate.get("restart", "no")) == "no"
+
+
+@pytest.mark.parametrize("name", INFRA + LONG_RUNNING_APP)
+def test_long_running_services_have_a_healthcheck(services: dict, name: str) -> None:
+    healthcheck = services[name].get("healthcheck")
+    assert healthcheck and healthcheck.get("test") and not healthcheck.get("disable"), name
+
+
+def test_web_healthcheck_calls_healthz(services: dict) -> None:
+    assert "/healthz/" in " ".join(map(str, services["web"]["healthcheck"]["test"]))
+
+
+def test_dockerfile_runs_as_a_non_root_user() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    users = [line.split()[1] for line in dockerfile.splitlines() if line.strip().upper().startswith("USER ")]
+    assert users and users[-1] not in {"root", "0"}, users
+    assert "collectstatic" in dockerfile
+
+
+def docker_compose_available() -> bool:
+    if not shutil.which("docker"):
+        return False
+    try:
+        probe = subprocess.run(["docker", "compose", "version"], capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not docker_compose_available(), reason="the docker CLI with its compose plugin is not installed")
+def test_docker_compose_accepts_the_file() -> None:
+    result = subprocess.run(
+        ["docker", "compose", "-f", str(COMPOSE_FILE), "config", "-q"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
