@@ -106,8 +106,14 @@ def sweep_pending() -> int:
         confirmed = send_pending(ids)
         sent += len(confirmed)
         if len(confirmed) < len(ids):
-            break  # the broker is refusing; the claims lapse and the next sweep tries again
+            release_claims(set(ids) - set(confirmed))
+            break  # the broker is refusing; the next sweep tries again
     return sent
+
+
+def release_claims(delivery_ids: Iterable[int]) -> None:
+    """Let the next sweep take these deliveries at once."""
+    Delivery.objects.filter(pk__in=list(delivery_ids), status=Delivery.Status.PENDING).update(claimed_until=None)
 
 
 class OutboxRelay:

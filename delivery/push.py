@@ -10,6 +10,8 @@ or when the subscription stops being active. Frames it has not acked return to t
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import time
 import uuid
@@ -132,6 +134,8 @@ class PushSession:
         self.token = token
         self.lost_claim = False
         self.in_flight: dict[Future[PushResult], InFlight] = {}
+        self.held: list[tuple[float, int, ReceivedMessage]] = []  # (due, sequence, frame), a heap
+        self._sequence = itertools.count()
         self.settled = 0
         self._refreshed = time.monotonic()
 
@@ -150,15 +154,19 @@ class PushSession:
     def _loop(self, consumer: Consumer, pool: ThreadPoolExecutor, transport: PushTransport,
               deadline: float) -> None:
         last_activity = time.monotonic()
+        width = self.subscription.max_in_flight
         while True:
             accepting = time.monotonic() < deadline and self._still_active()
             if accepting:
-                while len(self.in_flight) < self.subscription.max_in_flight:
-                    frame = consumer.receive(timeout=0.0 if self.in_flight else 0.2)
+                for frame in self._release_due():
+                    self._start(consumer, pool, transport, frame)
+                while len(self.in_flight) + len(self.held) < width:
+                    frame = consumer.receive(timeout=self._receive_wait())
                     if frame is None:
                         break
                     last_activity = time.monotonic()
-                    self._start(consumer, pool, transport, frame)
+                    if not self._hold(frame):
+                        self._start(consumer, pool, transport, frame)
             if self.in_flight:
                 if not accepting:
                     self._still_active()  # keep the claim while draining
@@ -168,9 +176,35 @@ class PushSession:
                     last_activity = time.monotonic()
                 continue
             if not accepting:
-                return
+                return  # held frames go back to the queue unacked, for the next session
+            if self.held:
+                if len(self.held) >= width:
+                    time.sleep(self._receive_wait())
+                continue
             if time.monotonic() - last_activity > IDLE_EXIT_S and not self._retry_due_soon():
                 return
+
+    def _hold(self, frame: ReceivedMessage) -> bool:
+        """Keep a frame that arrived before its time (see frames.NOT_BEFORE); say whether it was kept."""
+        wait_s = frames.seconds_until_due(frame)
+        if wait_s <= 0:
+            return False
+        heapq.heappush(self.held, (time.monotonic() + wait_s, next(self._sequence), frame))
+        return True
+
+    def _release_due(self) -> list[ReceivedMessage]:
+        due = []
+        while self.held and self.held[0][0] <= time.monotonic():
+            due.append(heapq.heappop(self.held)[2])
+        return due
+
+    def _receive_wait(self) -> float:
+        """How long to block for the next frame without delaying a finished POST or a held frame."""
+        if self.in_flight:
+            return 0.0
+        if self.held:
+            return max(0.0, min(0.2, self.held[0][0] - time.monotonic()))
+        return 0.2
 
     def _still_active(self) -> bool:
         if time.monotonic() - self._refreshed >= REFRESH_S:

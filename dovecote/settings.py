@@ -98,6 +98,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Every periodic job runs every few seconds, so beat needs no schedule file (the default shelve file
+# breaks under Python 3.13's dbm.sqlite3 with "locking protocol" errors).
+CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
 CELERY_BEAT_SCHEDULE = {
     "dispatch-push-sessions": {"task": "delivery.tasks.dispatch_push_sessions", "schedule": 1.0},
     "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
@@ -106,6 +109,9 @@ CELERY_BEAT_SCHEDULE = {
 
 # Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
 DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
+# Delayed frames are handed to the broker this much early and held by the worker for the rest, for
+# exact timing: ActiveMQ Classic's scheduler wakes only every 500 ms; Apache Artemis needs 0.
+DOVECOTE_SCHEDULER_LEAD_MS = env_int("DOVECOTE_SCHEDULER_LEAD_MS", 500, minimum=0)
 # How long one push session (a Celery task draining one subscription) runs before handing over.
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 30, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)

@@ -114,3 +114,19 @@ def test_a_message_expiring_on_its_way_is_marked_expired_without_an_attempt(
     assert prepare(delivery.subscription, broker, consumer, frame) is None
     delivery.refresh_from_db()
     assert delivery.status == "expired" and delivery.attempts == 0
+
+
+def test_a_sweep_that_cannot_reach_the_broker_leaves_its_rows_for_the_next_sweep(delivery: Delivery) -> None:
+    from django.test import override_settings
+
+    from delivery import outbox
+
+    Delivery.objects.filter(pk=delivery.pk).update(created_at=timezone.now() - timedelta(minutes=1))
+    with override_settings(STOMP_URL="stomp://admin:admin@127.0.0.1:9"):
+        assert outbox.sweep_pending() == 0
+    delivery.refresh_from_db()
+    assert delivery.status == "pending" and delivery.claimed_until is None
+    with override_settings(STOMP_URL=f"memory://{uuid.uuid4().hex}"):
+        assert outbox.sweep_pending() == 1
+    delivery.refresh_from_db()
+    assert delivery.status == "queued"

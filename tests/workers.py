@@ -39,7 +39,7 @@ class WorkerProcess:
         command = [
             sys.executable, "-m", "celery", "-A", "dovecote", "worker", "-B", "--pool", "threads",
             "--concurrency", "8", "-l", "INFO", "--without-gossip", "--without-mingle",
-            "--schedule", str(log_dir / f"{name}-beat-schedule"), "-n", f"{name}@%h",
+            "-n", f"{name}@%h",
         ]
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, cwd=ROOT, env=full_env, stdout=self.log,
