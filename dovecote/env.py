@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import secrets
+from pathlib import Path
 from urllib.parse import urlsplit
 
 
@@ -52,3 +54,20 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
         allowed = ", ".join(f"{s}://" for s in schemes)
         raise ConfigError(f"{name}={raw!r} must start with one of: {allowed}")
     return raw
+
+
+def local_secret_key(path: Path) -> str:
+    """Return the key stored at `path`, creating it (readable by this user only) on first use."""
+    try:
+        return path.read_text().strip()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process made it first
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as file:
+        file.write(key)
+    return key

@@ -6,16 +6,14 @@ from pathlib import Path
 
 import dj_database_url
 
-from dovecote.env import ConfigError, env_bool, env_int, env_list, env_str, env_url
+from dovecote.env import ConfigError, env_bool, env_int, env_list, env_str, env_url, local_secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-SECRET_KEY = env_str("DJANGO_SECRET_KEY")
-if not SECRET_KEY:
-    if not DEBUG and env_bool("DOVECOTE_REQUIRE_SECRET_KEY", False):
-        raise ConfigError("DJANGO_SECRET_KEY must be set")
-    SECRET_KEY = "dovecote-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
+# Unset: a random key kept in var/secret-key, made on first start (one host only; set it when
+# several web processes on different hosts must share sessions).
+SECRET_KEY = env_str("DJANGO_SECRET_KEY") or local_secret_key(BASE_DIR / "var" / "secret-key")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
@@ -165,5 +163,11 @@ LOGGING = {
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "keyvalue"}},
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {"dovecote": {"level": LOG_LEVEL}, "delivery": {"level": LOG_LEVEL}},
+    "loggers": {
+        "dovecote": {"level": LOG_LEVEL},
+        "delivery": {"level": LOG_LEVEL},
+        # delivery.broker reports connection losses and reconnects itself; stomp.py's own
+        # tracebacks for the same events would only repeat them.
+        "stomp.py": {"level": "CRITICAL"},
+    },
 }

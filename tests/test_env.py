@@ -43,3 +43,12 @@ def test_settings_fail_loudly_on_a_bad_value(variable: str, value: str, message:
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_a_local_secret_key_is_made_once_and_kept_private(tmp_path) -> None:  # noqa: ANN001
+    from dovecote.env import local_secret_key
+
+    path = tmp_path / "var" / "secret-key"
+    first = local_secret_key(path)
+    assert len(first) >= 50 and local_secret_key(path) == first
+    assert path.stat().st_mode & 0o777 == 0o600

@@ -30,7 +30,9 @@ __all__ = [
 ]
 
 
-def connect(url: str, *, connect_timeout: float = 10.0) -> Broker:
+def connect(
+    url: str, *, connect_timeout: float = 10.0, receipt_timeout: float = 10.0, heartbeat_ms: int = 10_000
+) -> Broker:
     """Open a broker connection for `url`; raise BrokerUnavailable if it cannot be made."""
     scheme = urlsplit(url).scheme
     if scheme == "memory":
@@ -40,5 +42,7 @@ def connect(url: str, *, connect_timeout: float = 10.0) -> Broker:
     if scheme in ("stomp", "stomp+ssl"):
         from delivery.broker.stomp import StompBroker
 
-        return StompBroker(url, connect_timeout=connect_timeout)
+        return StompBroker(
+            url, connect_timeout=connect_timeout, receipt_timeout=receipt_timeout, heartbeat_ms=heartbeat_ms
+        )
     raise ValueError(f"unsupported broker URL {url!r}: use stomp://user:pass@host:port or memory://")

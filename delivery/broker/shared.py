@@ -23,7 +23,11 @@ def shared_broker() -> Broker:
             return current
         if current is not None and _owner_pid == os.getpid():
             current.close()
-        _connection = connect(settings.STOMP_URL)
+        _connection = connect(
+            settings.STOMP_URL,
+            receipt_timeout=settings.STOMP_RECEIPT_TIMEOUT_MS / 1000,
+            heartbeat_ms=settings.STOMP_HEARTBEAT_MS,
+        )
         _owner_pid = os.getpid()
         return _connection
 
