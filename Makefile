@@ -48,6 +48,7 @@ services:
 # test: everything the suite needs, then pytest with the services' environment (yours wins).
 # The suite's settings (tests/settings.py, named in pyproject.toml) use their own Redis database.
 test: venv services
+	@scripts/test-tools.sh
 	@$(LOAD_SERVICES_ENV); \
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -96,7 +97,7 @@ def test_backoff_gaps_follow_the_ebr_rule_then_the_message_is_dead_lettered(
     delivery = wait_for_status(reply["message_id"], subscription.pk, "dead_lettered")
     arrivals = [r.at for r in receiver.requests("/down")]
     assert len(arrivals) == 4
-    gaps_ms = [round((later - earlier) * 1000) for earlier, later in zip(arrivals, arrivals[1:])]
+    gaps_ms = [round((later - earlier) * 1000) for earlier, later in itertools.pairwise(arrivals)]
     for observed, expected in zip(gaps_ms, [400, 800, 1600], strict=True):
         assert abs(observed - expected) <= 250, gaps_ms
     timeline = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("attempt", "next_delay_ms"))
