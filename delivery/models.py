@@ -105,6 +105,8 @@ class PublishedMessage(models.Model):
         RETRY = "retry"
         DEAD_LETTER = "dead_letter", "dead letter"
         REPLAY = "replay"
+        # The same attempt put back to be looked at later: another worker may still be on it.
+        RECHECK = "recheck"
 
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="sends")
     kind = models.CharField(max_length=20, choices=Kind.choices)
@@ -135,6 +137,7 @@ class DeliveryAttempt(models.Model):
         CRASHED = "crashed", "worker crashed"
 
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
+    correlation_id = models.CharField(max_length=200, db_index=True)
     attempt = models.PositiveIntegerField()
     started_at = models.DateTimeField(default=timezone.now)
     duration_ms = models.PositiveIntegerField(default=0)

@@ -28,7 +28,7 @@ from delivery import frames, settle
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.broker.shared import shared_broker
 from delivery.frames import FrameInfo
-from delivery.models import Delivery
+from delivery.models import Delivery, PublishedMessage
 from delivery.transports import PushRequest, PushResult, PushTransport
 from subscriptions.models import Subscription
 
@@ -309,6 +309,7 @@ def defer(broker: Broker, consumer: Consumer, frame: ReceivedMessage, delivery: 
     """Put the same attempt back on the broker to be looked at again after `delay_ms`."""
     broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms,
                                  next_delay_ms=None, body=frame.body))
+    settle.record_send(delivery, PublishedMessage.Kind.RECHECK, delivery.destination, attempt, delay_ms)
     consumer.ack(frame)
 
 

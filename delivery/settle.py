@@ -29,7 +29,8 @@ def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult
                 next_delay_ms: int | None = None) -> None:
     """Write the attempt row of the timeline."""
     DeliveryAttempt.objects.create(
-        delivery=delivery, attempt=attempt, started_at=started_at, duration_ms=result.duration_ms,
+        delivery=delivery, correlation_id=delivery.message.correlation_id, attempt=attempt,
+        started_at=started_at, duration_ms=result.duration_ms,
         outcome=result.outcome, status_code=result.status_code, error=result.error, next_delay_ms=next_delay_ms,
     )
 
@@ -57,7 +58,7 @@ def schedule_retry(
     now = timezone.now()
     with transaction.atomic():
         log_attempt(delivery, attempt, started_at, result, next_delay_ms=delay_ms)
-        _record_send(delivery, PublishedMessage.Kind.RETRY, delivery.destination, next_attempt, delay_ms)
+        record_send(delivery, PublishedMessage.Kind.RETRY, delivery.destination, next_attempt, delay_ms)
         Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
             status=Status.RETRYING, attempt_started_at=None, next_attempt_at=now + timedelta(milliseconds=delay_ms),
             last_status_code=result.status_code, last_error=result.error, updated_at=now,
@@ -76,7 +77,7 @@ def dead_letter(
     with transaction.atomic():
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
-        _record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, destination, attempt, 0)
+        record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, destination, attempt, 0)
         Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
             status=Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
             last_status_code=result.status_code if result else None, last_error=reason,
@@ -101,7 +102,8 @@ def record_crash(delivery: Delivery, attempt: int) -> int:
     """Log an attempt whose worker died before recording an outcome; return the crash count."""
     with transaction.atomic():
         DeliveryAttempt.objects.create(
-            delivery=delivery, attempt=attempt, started_at=delivery.attempt_started_at,
+            delivery=delivery, correlation_id=delivery.message.correlation_id, attempt=attempt,
+            started_at=delivery.attempt_started_at,
             outcome=DeliveryAttempt.Outcome.CRASHED,
             error="the worker stopped before recording an outcome; the broker redelivered the message",
         )
@@ -111,7 +113,7 @@ def record_crash(delivery: Delivery, attempt: int) -> int:
     return delivery.redelivery_count + 1
 
 
-def _record_send(delivery: Delivery, kind: str, destination: str, attempt: int, delay_ms: int) -> None:
+def record_send(delivery: Delivery, kind: str, destination: str, attempt: int, delay_ms: int) -> None:
     PublishedMessage.objects.create(
         delivery=delivery, kind=kind, destination=destination, attempt=attempt, delay_ms=delay_ms,
         correlation_id=delivery.message.correlation_id,

@@ -40,6 +40,8 @@ class Receiver:
     def __init__(self) -> None:
         self.scripts: dict[str, Script] = {}
         self.received: dict[str, list[Received]] = defaultdict(list)
+        self.active: dict[str, int] = defaultdict(int)
+        self.most_active: dict[str, int] = defaultdict(int)  # the most requests in progress at once
         self._lock = threading.Condition()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.server.daemon_threads = True
@@ -73,8 +75,14 @@ class Receiver:
     def _record(self, request: Received) -> int:
         with self._lock:
             self.received[request.path].append(request)
+            self.active[request.path] += 1
+            self.most_active[request.path] = max(self.most_active[request.path], self.active[request.path])
             self._lock.notify_all()
             return len(self.received[request.path])
+
+    def _done(self, path: str) -> None:
+        with self._lock:
+            self.active[path] -= 1
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         receiver = self
@@ -94,6 +102,8 @@ class Receiver:
                     self.end_headers()
                 except OSError:
                     pass  # the client gave up (timeout): that is the point of a slow reply
+                finally:
+                    receiver._done(self.path)
 
             def log_message(self, format: str, *args: object) -> None:  # noqa: A002
                 pass

@@ -33,9 +33,9 @@ def log():  # noqa: ANN201
     make_delivery(paid, audit, status="retrying", attempts=1)
     make_delivery(created, billing, status="queued", created_at=created.created_at)
     make_delivery(other, elsewhere, status="delivered")
-    DeliveryAttempt.objects.create(delivery=delivered, attempt=1, outcome="failure", status_code=500,
+    DeliveryAttempt.objects.create(delivery=delivered, correlation_id="corr-paid", attempt=1, outcome="failure", status_code=500,
                                    error="HTTP 500", next_delay_ms=400, duration_ms=12)
-    DeliveryAttempt.objects.create(delivery=delivered, attempt=2, outcome="success", status_code=204,
+    DeliveryAttempt.objects.create(delivery=delivered, correlation_id="corr-paid", attempt=2, outcome="success", status_code=204,
                                    duration_ms=8, started_at=timezone.now() + timedelta(milliseconds=400))
     return {"room_a": room_a, "room_b": room_b, "billing": billing, "audit": audit, "paid": paid}
 

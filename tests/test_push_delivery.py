@@ -199,3 +199,18 @@ def test_410_gone_disables_the_subscription_with_the_reason(client: Client, rece
     time.sleep(1.0)
     assert len(receiver.requests("/gone")) == 1
     assert Delivery.objects.get(message_id=reply["message_id"]).status == "retrying"
+
+
+def test_no_more_than_max_in_flight_posts_run_at_once(client: Client, receiver: Receiver) -> None:
+    room = make_room()
+    make_event_type(room)
+    key = ApiKey.issue("shop", rooms=[room])[1]
+    slow = receiver.script("/slow", lambda n: Reply(204, delay_s=0.3))
+    subscription = make_subscription(room, push_url=slow, max_in_flight=3)
+
+    replies = [publish(client, key, room.pk) for _ in range(9)]
+
+    for reply in replies:
+        wait_for_status(reply["message_id"], subscription.pk, "delivered")
+    assert len(receiver.requests("/slow")) == 9
+    assert receiver.most_active["/slow"] == 3
