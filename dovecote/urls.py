@@ -9,7 +9,10 @@ from dovecote.health import healthz
 urlpatterns = [
     path("healthz/", healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("api/v1/", include("rooms.urls")),
+    path("api/v1/", include("subscriptions.urls")),
     path("api/v1/", include("delivery.urls")),
+    path("api/v1/", include("analytics.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
 ]

@@ -17,3 +17,8 @@ os.environ["CELERY_BROKER_URL"] = os.environ.get("TEST_REDIS_URL") or DEFAULT_RE
 os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
 
 from dovecote.settings import *  # noqa: E402, F403
+
+# Parallel runs on one machine (several developers' sessions) each set TEST_RUN_NAME, so they get
+# their own test database; give each its own TEST_REDIS_URL database too.
+if run_name := os.environ.get("TEST_RUN_NAME"):
+    DATABASES["default"]["TEST"] = {"NAME": f"test_dovecote_{run_name}"}  # noqa: F405
