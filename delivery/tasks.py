@@ -29,3 +29,11 @@ def sweep_outbox() -> int:
 def expire_overdue() -> int:
     """Mark deliveries of expired messages `expired`."""
     return expiry.expire_overdue()
+
+
+@shared_task(ignore_result=True)
+def drain_destination(destination: str) -> int:
+    """Empty the broker queue of a deleted subscription."""
+    from delivery.retire import drain_destination as drain
+
+    return drain(destination)

@@ -130,3 +130,20 @@ def test_a_sweep_that_cannot_reach_the_broker_leaves_its_rows_for_the_next_sweep
         assert outbox.sweep_pending() == 1
     delivery.refresh_from_db()
     assert delivery.status == "queued"
+
+
+def test_retiring_a_subscription_dead_letters_what_was_unsettled_and_drains_its_queue(delivery: Delivery) -> None:
+    from django.test import override_settings
+
+    from delivery.retire import drain_destination, retire_deliveries
+
+    assert retire_deliveries(delivery.subscription_id, "subscription deleted") == 1
+    delivery.refresh_from_db()
+    assert delivery.status == "dead_lettered" and delivery.last_error == "subscription deleted"
+    with override_settings(STOMP_URL=f"memory://{uuid.uuid4().hex}"):
+        from delivery.broker.shared import shared_broker
+
+        shared_broker().send_many([frames.frame_for(delivery, attempt=1, delay_ms=0, next_delay_ms=None,
+                                                    body=b"{}")] * 3)
+        assert drain_destination(delivery.destination) == 3
+        assert drain_destination(delivery.destination) == 0
