@@ -13,8 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from delivery.models import Delivery, DeliveryAttempt, Message
-from delivery.publish import Event, PublishRejected, publish
+from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
 from delivery.serializers import (
+    BatchPublishSerializer,
+    BatchReplySerializer,
     DeliveryRowSerializer,
     MessageDetailSerializer,
     PublishReplySerializer,
@@ -27,21 +29,63 @@ from rooms.models import Room
 class PublishView(APIView):
     @extend_schema(request=PublishSerializer, responses={202: PublishReplySerializer})
     def post(self, request: Request, room_id: int) -> Response:
-        room = get_object_or_404(Room, pk=room_id)
-        check_room_access(request, room)
-        data = PublishSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
-        correlation_id = fields.get("correlation_id") or request.headers.get("X-Correlation-ID", "")
-        event = Event(
-            event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
-            correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"),
-        )
+        room = room_for(request, room_id)
+        event = event_from(PublishSerializer(data=request.data), request)
         try:
             published = publish(room, event)
         except PublishRejected as rejected:
             raise exceptions.ValidationError(rejected.errors) from None
         return Response(published.as_reply(), status=status.HTTP_202_ACCEPTED)
+
+
+class BatchPublishView(APIView):
+    @extend_schema(request=BatchPublishSerializer, responses={202: BatchReplySerializer})
+    def post(self, request: Request, room_id: int) -> Response:
+        room = room_for(request, room_id)
+        items = BatchPublishSerializer(data=request.data)
+        if not items.is_valid() and not only_item_errors(items.errors):
+            raise exceptions.ValidationError(items.errors)  # no list, too long, empty: nothing to look into
+        events, errors = batch_events(request)
+        errors |= events_errors(room, events)
+        if errors:
+            raise exceptions.ValidationError({"messages": dict(sorted(errors.items(), key=lambda e: int(e[0])))})
+        published = publish_many(room, [events[i] for i in sorted(events)])
+        return Response({"messages": [p.as_reply() for p in published]}, status=status.HTTP_202_ACCEPTED)
+
+
+def only_item_errors(errors: dict) -> bool:
+    """Say whether a batch failed only on some items (DRF keys those errors by index)."""
+    return set(errors) == {"messages"} and isinstance(errors["messages"], dict)
+
+
+def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, dict]]:
+    """Parse every item of a batch: the events that parse, and the field errors of the rest, by index."""
+    events, errors = {}, {}
+    for index, item in enumerate(request.data["messages"]):
+        fields = PublishSerializer(data=item)
+        if fields.is_valid():
+            events[index] = event_from(fields, request)
+        else:
+            errors[str(index)] = fields.errors
+    return events, errors
+
+
+def room_for(request: Request, room_id: int) -> Room:
+    """Return the room, 404 if unknown and 403 if the key has no rights on it."""
+    room = get_object_or_404(Room, pk=room_id)
+    check_room_access(request, room)
+    return room
+
+
+def event_from(data: PublishSerializer, request: Request) -> Event:
+    """Build an Event from validated fields; the X-Correlation-ID header stands in for a missing id."""
+    data.is_valid(raise_exception=True)
+    fields = data.validated_data
+    correlation_id = fields.get("correlation_id") or request.headers.get("X-Correlation-ID", "")
+    return Event(
+        event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
+        correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"),
+    )
 
 
 class NewestFirst(pagination.CursorPagination):

@@ -71,6 +71,12 @@ class Delivery(models.Model):
     redelivery_count = models.PositiveIntegerField(default=0)
     # The outbox sweeper's claim on a pending row, so two sweepers never send it together.
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # Pull subscriptions: the lease a consumer holds (ack ids carry the token), and until when.
+    lease_token = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Times a dead letter was replayed; each replay starts a new life with attempts from 1.
+    replays = models.PositiveIntegerField(default=0)
+    purged_at = models.DateTimeField(null=True, blank=True, help_text="Removed from the dead letters.")
     last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
@@ -86,6 +92,7 @@ class Delivery(models.Model):
             models.Index(fields=["status", "created_at"], name="delivery_status_age"),
             models.Index(fields=["subscription", "status"], name="delivery_subscription_status"),
             models.Index(fields=["subscription", "-created_at"], name="delivery_subscription_recent"),
+            models.Index(fields=["status", "lease_expires_at"], name="delivery_lease_expiry"),
         ]
 
     def __str__(self) -> str:
@@ -138,6 +145,7 @@ class DeliveryAttempt(models.Model):
 
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
     correlation_id = models.CharField(max_length=200, db_index=True)
+    life = models.PositiveIntegerField(default=1, help_text="1, then one more after each replay.")
     attempt = models.PositiveIntegerField()
     started_at = models.DateTimeField(default=timezone.now)
     duration_ms = models.PositiveIntegerField(default=0)
@@ -160,3 +168,18 @@ class DeliveryAttempt(models.Model):
     @property
     def succeeded(self) -> bool:
         return self.outcome == self.Outcome.SUCCESS
+
+
+class IdempotencyKey(models.Model):
+    """A publisher's idempotency key: the same key in the same room within 24 h returns the first reply."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=200)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, null=True, related_name="+")
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["room", "key"], name="idempotency_key_unique_per_room")]
+
+    def __str__(self) -> str:
+        return self.key

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from delivery.models import Delivery, Message
+from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from rooms.models import EventType, Room
 from subscriptions.models import Subscription
@@ -50,53 +50,107 @@ class Published:
 
 
 def publish(room: Room, event: Event) -> Published:
-    """Validate `event`, store it with one pending delivery per matching subscription, send after commit."""
-    check_event(room, event)
-    if event.idempotency_key and (earlier := find_idempotent(room, event.idempotency_key)):
-        return earlier
+    """Publish one event (see publish_many)."""
+    return publish_many(room, [event])[0]
+
+
+def publish_many(room: Room, events: list[Event]) -> list[Published]:
+    """Validate every event, then store each with one pending delivery per matching subscription.
+
+    All or nothing: one invalid event rejects the lot (PublishRejected names its index when
+    there are several). An event whose idempotency key the room saw in the last 24 h is not
+    stored again; its first reply is returned. Frames go to the broker after commit.
+    """
+    check_events(room, events)
+    subscriptions = list(Subscription.objects.filter(room=room, status=Subscription.Status.ACTIVE).order_by("pk"))
     now = timezone.now()
     with transaction.atomic():
-        message = Message.objects.create(
-            room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
-            correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-            created_at=now, expires_at=room.expires_at(now),
-        )
+        replies: list[Published | None] = [None] * len(events)
+        fresh: list[tuple[int, Message, IdempotencyKey | None]] = []
+        first_with_key: dict[str, int] = {}
+        repeats: dict[int, int] = {}  # index -> index of the same key earlier in this batch
+        for index, event in enumerate(events):
+            if event.idempotency_key in first_with_key:
+                repeats[index] = first_with_key[event.idempotency_key]
+                continue
+            if event.idempotency_key:
+                first_with_key[event.idempotency_key] = index
+            earlier, key = claim_idempotency_key(room, event.idempotency_key, now)
+            if earlier is not None:
+                replies[index] = published_reply(earlier, earlier.deliveries.order_by("pk"))
+                continue
+            message = Message(
+                room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
+                correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
+                created_at=now, expires_at=room.expires_at(now),
+            )
+            fresh.append((index, message, key))
+        Message.objects.bulk_create([message for _, message, _ in fresh])
         deliveries = Delivery.objects.bulk_create(
             Delivery(message=message, subscription=s, destination=s.destination, created_at=now)
-            for s in matching_subscriptions(room, event)
+            for _, message, _ in fresh
+            for s in subscriptions
+            if s.matches(message.event_type, message.event_version)
         )
+        for _, message, key in fresh:
+            if key is not None:
+                key.message = message
+                key.save(update_fields=["message", "created_at"])
         ids = [d.pk for d in deliveries]
         transaction.on_commit(lambda: relay().submit(ids))
-    log.info("published to %d destinations", len(deliveries),
-             extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
-    return published_reply(message, deliveries)
+    by_message: dict[uuid.UUID, list[Delivery]] = {}
+    for delivery in deliveries:
+        by_message.setdefault(delivery.message_id, []).append(delivery)
+    for index, message, _ in fresh:
+        replies[index] = published_reply(message, by_message.get(message.id, []))
+        log.info("published to %d destinations", len(by_message.get(message.id, [])),
+                 extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
+    for index, first in repeats.items():
+        replies[index] = replies[first]
+    return [reply for reply in replies if reply is not None]
 
 
-def check_event(room: Room, event: Event) -> None:
-    """Raise PublishRejected if the room does not know the event type or the payload fails its schema."""
-    event_type = EventType.objects.filter(room=room, name=event.event_type, version=event.event_version).first()
+def claim_idempotency_key(room: Room, key: str | None, now) -> tuple[Message | None, IdempotencyKey | None]:  # noqa: ANN001
+    """Return the message published under `key` in the last 24 h, or claim the key for a new one.
+
+    Runs inside the publish transaction: a concurrent request with the same key waits on the
+    row (or on the unique index) until this one commits, then finds its message.
+    """
+    if not key:
+        return None, None
+    record, created = IdempotencyKey.objects.select_for_update().get_or_create(
+        room=room, key=key, defaults={"created_at": now}
+    )
+    if not created and record.message_id and record.created_at >= now - IDEMPOTENCY_WINDOW:
+        return record.message, None
+    record.created_at = now  # new, or older than 24 h: the key starts afresh
+    return None, record
+
+
+def check_events(room: Room, events: list[Event]) -> None:
+    """Raise PublishRejected naming each unknown event type or payload failing its schema."""
+    if errors := events_errors(room, dict(enumerate(events))):
+        raise PublishRejected(errors["0"] if len(events) == 1 else {"messages": errors})
+
+
+def events_errors(room: Room, events: dict[int, Event]) -> dict[str, dict[str, list[str]]]:
+    """Return what is wrong with each event, by index (events the room can take are left out)."""
+    known = {(t.name, t.version): t for t in EventType.objects.filter(room=room)}
+    errors = {}
+    for index, event in events.items():
+        if problems := event_errors(room, known.get((event.event_type, event.event_version)), event):
+            errors[str(index)] = problems
+    return errors
+
+
+def event_errors(room: Room, event_type: EventType | None, event: Event) -> dict[str, list[str]]:
     if event_type is None:
-        raise PublishRejected({"event_type": [
+        return {"event_type": [
             f"room {room.name!r} has no event type {event.event_type!r} version {event.event_version!r}"
-        ]})
+        ]}
     if errors := event_type.schema_errors(event.payload):
-        raise PublishRejected({"payload": errors})
-
-
-def matching_subscriptions(room: Room, event: Event) -> list[Subscription]:
-    """Return the room's active subscriptions whose filter lets this event through."""
-    active = Subscription.objects.filter(room=room, status=Subscription.Status.ACTIVE).order_by("pk")
-    return [s for s in active if s.matches(event.event_type, event.event_version)]
-
-
-def find_idempotent(room: Room, key: str) -> Published | None:
-    """Return the reply of the message published with `key` in the last 24 h, if any."""
-    message = (Message.objects.filter(room=room, idempotency_key=key,
-                                      created_at__gte=timezone.now() - IDEMPOTENCY_WINDOW)
-               .order_by("created_at").first())
-    if message is None:
-        return None
-    return published_reply(message, message.deliveries.order_by("pk"))
+        return {"payload": errors}
+    return {}
 
 
 def published_reply(message: Message, deliveries: Any) -> Published:

@@ -298,7 +298,7 @@ def resume_unfinished(subscription: Subscription, broker: Broker, consumer: Cons
     crashes = settle.record_crash(delivery, attempt)
     if crashes >= POISON_LIMIT:
         reason = f"poison message: the worker died {crashes} times while delivering it"
-        settle.dead_letter(broker, delivery, frame, attempt, reason)
+        settle.dead_letter(broker, delivery, frame.body, attempt, reason)
         consumer.ack(frame)
         return None
     return InFlight(delivery, frame, attempt, timezone.now())
@@ -325,18 +325,7 @@ def record_outcome(subscription: Subscription, broker: Broker, consumer: Consume
     if result.gone:
         subscription.disable(f"{subscription.push_url} answered 410 Gone at "
                              f"{timezone.now().isoformat(timespec='seconds')}")
-    policy = subscription.retry_policy
-    if not policy.can_retry(attempt):
-        reason = f"gave up after {attempt} attempt{'s' if attempt > 1 else ''}: {result.error}"
-        settle.dead_letter(broker, delivery, job.frame, attempt, reason, job.started_at, result)
-        consumer.ack(job.frame)
-        return
-    delay_ms = max(policy.delay_after(attempt), result.retry_after_ms or 0)
-    expires_at = delivery.message.expires_at
-    if expires_at is not None and timezone.now() + timedelta(milliseconds=delay_ms) >= expires_at:
-        settle.expire(delivery, attempt, job.started_at, result)
-    else:
-        settle.schedule_retry(broker, delivery, job.frame, attempt, delay_ms, policy, job.started_at, result)
+    settle.settle_failure(broker, delivery, job.frame.body, attempt, subscription.retry_policy, job.started_at, result)
     consumer.ack(job.frame)
 
 

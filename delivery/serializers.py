@@ -13,6 +13,13 @@ class PublishSerializer(serializers.Serializer):
     idempotency_key = serializers.CharField(max_length=200, required=False)
 
 
+BATCH_LIMIT = 500
+
+
+class BatchPublishSerializer(serializers.Serializer):
+    messages = PublishSerializer(many=True, allow_empty=False, max_length=BATCH_LIMIT)
+
+
 class DestinationSerializer(serializers.Serializer):
     subscription_id = serializers.IntegerField(allow_null=True)
     destination = serializers.CharField()
@@ -22,6 +29,10 @@ class PublishReplySerializer(serializers.Serializer):
     message_id = serializers.UUIDField()
     correlation_id = serializers.CharField()
     destinations = DestinationSerializer(many=True)
+
+
+class BatchReplySerializer(serializers.Serializer):
+    messages = PublishReplySerializer(many=True)
 
 
 class DeliveryRowSerializer(serializers.ModelSerializer):

@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from delivery import frames
-from delivery.broker import Broker, ReceivedMessage
+from delivery.broker import Broker
 from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
 from delivery.retry import RetryPolicy
 from delivery.transports import PushResult
@@ -29,8 +29,8 @@ def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult
                 next_delay_ms: int | None = None) -> None:
     """Write the attempt row of the timeline."""
     DeliveryAttempt.objects.create(
-        delivery=delivery, correlation_id=delivery.message.correlation_id, attempt=attempt,
-        started_at=started_at, duration_ms=result.duration_ms,
+        delivery=delivery, correlation_id=delivery.message.correlation_id, life=delivery.replays + 1,
+        attempt=attempt, started_at=started_at, duration_ms=result.duration_ms,
         outcome=result.outcome, status_code=result.status_code, error=result.error, next_delay_ms=next_delay_ms,
     )
 
@@ -47,14 +47,14 @@ def mark_delivered(delivery: Delivery, attempt: int, started_at, result: PushRes
 
 
 def schedule_retry(
-    broker: Broker, delivery: Delivery, frame: ReceivedMessage, attempt: int, delay_ms: int,
+    broker: Broker, delivery: Delivery, body: bytes, attempt: int, delay_ms: int,
     policy: RetryPolicy, started_at, result: PushResult,  # noqa: ANN001
 ) -> None:
     """Send the copy of attempt + 1 with the broker's scheduled delay, then record the failure."""
     next_attempt = attempt + 1
     following = policy.delay_after(next_attempt) if policy.can_retry(next_attempt) else None
     broker.send(frames.frame_for(delivery, attempt=next_attempt, delay_ms=delay_ms,
-                                 next_delay_ms=following, body=frame.body))
+                                 next_delay_ms=following, body=body))
     now = timezone.now()
     with transaction.atomic():
         log_attempt(delivery, attempt, started_at, result, next_delay_ms=delay_ms)
@@ -67,13 +67,13 @@ def schedule_retry(
 
 
 def dead_letter(
-    broker: Broker, delivery: Delivery, frame: ReceivedMessage, attempt: int, reason: str,
+    broker: Broker, delivery: Delivery, body: bytes, attempt: int, reason: str,
     started_at=None, result: PushResult | None = None,  # noqa: ANN001
 ) -> None:
     """Move the message to the subscription's dead-letter queue and keep it for replay."""
     destination = delivery.subscription.dead_letter_destination
     broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=0, next_delay_ms=None,
-                                 body=frame.body, destination=destination))
+                                 body=body, destination=destination))
     with transaction.atomic():
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
@@ -98,12 +98,31 @@ def expire(delivery: Delivery, attempt: int, started_at=None, result: PushResult
     log.info("expired", extra=_context(delivery, attempt))
 
 
+def settle_failure(
+    broker: Broker, delivery: Delivery, body: bytes, attempt: int, policy: RetryPolicy,
+    started_at, result: PushResult, *, delay_ms: int | None = None,  # noqa: ANN001
+) -> str:
+    """Retry a failed attempt after the EBR delay (or `delay_ms`), or expire or dead-letter it; return the status."""
+    if not policy.can_retry(attempt):
+        reason = f"gave up after {attempt} attempt{'s' if attempt > 1 else ''}: {result.error}"
+        dead_letter(broker, delivery, body, attempt, reason, started_at, result)
+        return Status.DEAD_LETTERED
+    if delay_ms is None:
+        delay_ms = max(policy.delay_after(attempt), result.retry_after_ms or 0)
+    expires_at = delivery.message.expires_at
+    if expires_at is not None and timezone.now() + timedelta(milliseconds=delay_ms) >= expires_at:
+        expire(delivery, attempt, started_at, result)
+        return Status.EXPIRED
+    schedule_retry(broker, delivery, body, attempt, delay_ms, policy, started_at, result)
+    return Status.RETRYING
+
+
 def record_crash(delivery: Delivery, attempt: int) -> int:
     """Log an attempt whose worker died before recording an outcome; return the crash count."""
     with transaction.atomic():
         DeliveryAttempt.objects.create(
-            delivery=delivery, correlation_id=delivery.message.correlation_id, attempt=attempt,
-            started_at=delivery.attempt_started_at,
+            delivery=delivery, correlation_id=delivery.message.correlation_id, life=delivery.replays + 1,
+            attempt=attempt, started_at=delivery.attempt_started_at,
             outcome=DeliveryAttempt.Outcome.CRASHED,
             error="the worker stopped before recording an outcome; the broker redelivered the message",
         )

@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Install the Debian tools the test suite drives (idempotent; apt only when something is missing).
-#   docker-compose  validates docker-compose.yml (`config -q`); no Docker engine is needed or installed
+#   docker-compose           validates docker-compose.yml (`config -q`); no Docker engine is needed or installed
+#   openjdk-17-jre-headless  the JVM PySpark starts (the analytics jobs and their tests)
+#   libpostgresql-jdbc-java  the PostgreSQL JDBC driver Spark reads and writes with (/usr/share/java/postgresql.jar)
 set -euo pipefail
 
 missing=()
 if ! command -v docker-compose >/dev/null && ! docker compose version >/dev/null 2>&1; then
   missing+=(docker-compose)
+fi
+if ! command -v java >/dev/null; then
+  missing+=(openjdk-17-jre-headless)
+fi
+if [[ ! -f /usr/share/java/postgresql.jar ]]; then
+  missing+=(libpostgresql-jdbc-java)
 fi
 if ((${#missing[@]})); then
   echo "test-tools: installing ${missing[*]}" >&2
