@@ -55,7 +55,8 @@ class BatchPublishView(APIView):
 
 def only_item_errors(errors: dict) -> bool:
     """Say whether a batch failed only on some items (DRF keys those errors by index)."""
-    return set(errors) == {"messages"} and isinstance(errors["messages"], dict)
+    items = errors.get("messages")
+    return set(errors) == {"messages"} and isinstance(items, dict) and all(isinstance(k, int) for k in items)
 
 
 def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, dict]]:

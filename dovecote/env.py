@@ -71,3 +71,26 @@ def local_secret_key(path: Path) -> str:
     with os.fdopen(fd, "w") as file:
         file.write(key)
     return key
+
+
+RATE_PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60,
+                "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+
+
+def parse_rate(rate: str) -> tuple[int, int]:
+    """Read a rate like `6000/min` as (requests, seconds); raise ValueError when it is not one."""
+    count, _, period = rate.strip().partition("/")
+    if not count.isdigit() or int(count) < 1 or period not in RATE_PERIODS:
+        periods = ", ".join(RATE_PERIODS)
+        raise ValueError(f"{rate!r} is not a rate: use a whole number of requests ≥ 1, '/', and one of {periods}")
+    return int(count), RATE_PERIODS[period]
+
+
+def env_rate(name: str, default: str) -> str:
+    """Return a request rate (`N/period`), checked."""
+    raw = os.environ.get(name) or default
+    try:
+        parse_rate(raw)
+    except ValueError as error:
+        raise ConfigError(f"{name}={error}") from None
+    return raw.strip()

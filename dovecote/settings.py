@@ -6,7 +6,16 @@ from pathlib import Path
 
 import dj_database_url
 
-from dovecote.env import ConfigError, env_bool, env_int, env_list, env_str, env_url, local_secret_key
+from dovecote.env import (
+    ConfigError,
+    env_bool,
+    env_int,
+    env_list,
+    env_rate,
+    env_str,
+    env_url,
+    local_secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -114,6 +123,22 @@ DOVECOTE_SCHEDULER_LEAD_MS = env_int("DOVECOTE_SCHEDULER_LEAD_MS", 500, minimum=
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 30, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
+# Requests per API key (per client address for calls without one), e.g. 6000/min; over it: 429.
+DOVECOTE_API_RATE = env_rate("DOVECOTE_API_RATE", "6000/min")
+
+# The cache holds the rate-limit counters, so every web process must share it: Redis when
+# DOVECOTE_CACHE_URL or a redis:// CELERY_BROKER_URL names one, else this process's memory.
+_REDIS_SCHEMES = ("redis://", "rediss://")
+DOVECOTE_CACHE_URL = env_url(
+    "DOVECOTE_CACHE_URL",
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(_REDIS_SCHEMES) else "locmem://",
+    schemes=("redis", "rediss", "locmem"),
+)
+if DOVECOTE_CACHE_URL.startswith(_REDIS_SCHEMES):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": DOVECOTE_CACHE_URL, "KEY_PREFIX": "dovecote"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rooms.auth.ApiKeyAuthentication"],
@@ -124,6 +149,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "dovecote.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    "DEFAULT_THROTTLE_CLASSES": ["dovecote.throttling.ApiKeyRateThrottle"],
     "PAGE_SIZE": 50,
 }
 SPECTACULAR_SETTINGS = {
