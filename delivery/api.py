@@ -12,11 +12,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from delivery import dead_letters, pull
+from dovecote.api_errors import Conflict
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
 from delivery.serializers import (
+    AckSerializer,
     BatchPublishSerializer,
     BatchReplySerializer,
+    DeadLetterActionReplySerializer,
+    DeadLetterFilters,
+    DeadLetterSelection,
+    DeadLetterSerializer,
+    ExtendSerializer,
+    NackSerializer,
+    PulledMessageSerializer,
+    PullReplySerializer,
+    PullSerializer,
+    SettledSerializer,
     DeliveryRowSerializer,
     MessageDetailSerializer,
     PublishReplySerializer,
@@ -24,6 +37,7 @@ from delivery.serializers import (
 )
 from rooms.auth import api_key, check_room_access
 from rooms.models import Room
+from subscriptions.models import Subscription
 
 
 class PublishView(APIView):
@@ -140,3 +154,83 @@ class MessageDetailView(APIView):
         )
         check_room_access(request, message.room)
         return Response(MessageDetailSerializer(message).data)
+
+
+def subscription_for(request: Request, subscription_id: int, kind: str | None = None) -> Subscription:
+    """Return the subscription (404 unknown, 403 without rights, 400 when it is not of `kind`)."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    check_room_access(request, subscription.room)
+    if kind and subscription.type != kind:
+        raise exceptions.ValidationError({"subscription": [f"subscription {subscription.pk} is a "
+                                                           f"{subscription.type} subscription, not {kind}"]})
+    return subscription
+
+
+def valid(serializer_class: type[serializers.Serializer], data: object) -> dict:
+    fields = serializer_class(data=data)
+    fields.is_valid(raise_exception=True)
+    return fields.validated_data
+
+
+class PullView(APIView):
+    @extend_schema(request=PullSerializer, responses={200: PullReplySerializer})
+    def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
+        if not subscription.is_active:
+            raise Conflict(f"subscription {subscription.pk} is {subscription.status}: resume it to pull")
+        options = valid(PullSerializer, request.data)
+        leases = pull.pull(subscription, **options)
+        return Response({"messages": PulledMessageSerializer(leases, many=True).data})
+
+
+class AckView(APIView):
+    @extend_schema(request=AckSerializer, responses={200: SettledSerializer})
+    def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
+        settled = pull.ack(subscription, valid(AckSerializer, request.data)["ack_ids"])
+        return Response(SettledSerializer(settled).data)
+
+
+class NackView(APIView):
+    @extend_schema(request=NackSerializer, responses={200: SettledSerializer})
+    def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
+        fields = valid(NackSerializer, request.data)
+        settled = pull.nack(subscription, fields["ack_ids"], action=fields["action"], delay_ms=fields.get("delay_ms"))
+        return Response(SettledSerializer(settled).data)
+
+
+class ExtendView(APIView):
+    @extend_schema(request=ExtendSerializer, responses={200: SettledSerializer})
+    def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
+        fields = valid(ExtendSerializer, request.data)
+        return Response(SettledSerializer(pull.extend(subscription, fields["ack_ids"], lease_ms=fields["lease_ms"])).data)
+
+
+@extend_schema(parameters=[DeadLetterFilters])
+class DeadLetterListView(generics.ListAPIView):
+    serializer_class = DeadLetterSerializer
+    pagination_class = NewestFirst
+
+    def get_queryset(self) -> QuerySet[Delivery]:
+        subscription = subscription_for(self.request, self.kwargs["subscription_id"])
+        filters = valid(DeadLetterFilters, self.request.query_params)
+        return dead_letters.dead_letters(subscription, **filters).select_related("message")
+
+    @extend_schema(request=DeadLetterSelection, responses={200: DeadLetterActionReplySerializer})
+    def delete(self, request: Request, subscription_id: int) -> Response:
+        """Purge dead letters: they leave this list; their log rows stay for the reports."""
+        subscription = subscription_for(request, subscription_id)
+        selection = valid(DeadLetterSelection, request.data)
+        return Response({"count": dead_letters.purge(subscription, selection.get("message_ids"))})
+
+
+class DeadLetterReplayView(APIView):
+    @extend_schema(request=DeadLetterSelection, responses={202: DeadLetterActionReplySerializer})
+    def post(self, request: Request, subscription_id: int) -> Response:
+        """Send dead letters again with the attempt count reset (same message id and correlation id)."""
+        subscription = subscription_for(request, subscription_id)
+        selection = valid(DeadLetterSelection, request.data)
+        return Response({"count": len(dead_letters.replay(subscription, selection.get("message_ids")))},
+                        status=status.HTTP_202_ACCEPTED)

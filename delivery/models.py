@@ -93,6 +93,7 @@ class Delivery(models.Model):
             models.Index(fields=["subscription", "status"], name="delivery_subscription_status"),
             models.Index(fields=["subscription", "-created_at"], name="delivery_subscription_recent"),
             models.Index(fields=["status", "lease_expires_at"], name="delivery_lease_expiry"),
+            models.Index(fields=["status", "updated_at"], name="delivery_status_changed"),
         ]
 
     def __str__(self) -> str:

@@ -74,7 +74,8 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
         )
         PublishedMessage.objects.bulk_create(
             PublishedMessage(
-                delivery=d, kind=PublishedMessage.Kind.PUBLISH, destination=d.destination, attempt=1,
+                delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
+                destination=d.destination, attempt=1,
                 correlation_id=d.message.correlation_id, sent_at=now,
             )
             for d in deliveries
@@ -90,9 +91,9 @@ def claim_stale_pending(limit: int = SWEEP_BATCH) -> list[int]:
     with transaction.atomic():
         ids = list(
             Delivery.objects.select_for_update(skip_locked=True)
-            .filter(status=Delivery.Status.PENDING, created_at__lt=now - PENDING_GRACE)
+            .filter(status=Delivery.Status.PENDING, updated_at__lt=now - PENDING_GRACE)
             .exclude(claimed_until__gt=now)
-            .order_by("created_at")
+            .order_by("updated_at")
             .values_list("pk", flat=True)[:limit]
         )
         Delivery.objects.filter(pk__in=ids).update(claimed_until=now + CLAIM_FOR)

@@ -269,6 +269,9 @@ def prepare(subscription: Subscription, broker: Broker, consumer: Consumer,
         settle.expire(delivery, info.attempt)
         consumer.ack(frame)
         return None
+    if delivery.status == Status.LEASED and info.attempt <= delivery.attempts:
+        consumer.ack(frame)  # a pull consumer's lease holds this attempt; the frame is a duplicate
+        return None
     if info.attempt < delivery.attempts or (
         info.attempt == delivery.attempts and delivery.attempt_started_at is None
     ):

@@ -77,3 +77,87 @@ class MessageDetailSerializer(serializers.ModelSerializer):
         model = Message
         fields = ["message_id", "correlation_id", "room", "event_type", "event_version", "payload",
                   "idempotency_key", "created_at", "expires_at", "destinations"]
+
+
+class PullSerializer(serializers.Serializer):
+    max_messages = serializers.IntegerField(min_value=1, max_value=1000, default=10)
+    lease_ms = serializers.IntegerField(min_value=100, max_value=12 * 3600 * 1000, default=30_000)
+    wait_ms = serializers.IntegerField(min_value=0, max_value=20_000, default=0)
+
+
+class PulledMessageSerializer(serializers.Serializer):
+    ack_id = serializers.CharField()
+    message_id = serializers.UUIDField(source="delivery.message_id")
+    correlation_id = serializers.CharField(source="delivery.message.correlation_id")
+    event_type = serializers.CharField(source="delivery.message.event_type")
+    event_version = serializers.CharField(source="delivery.message.event_version")
+    payload = serializers.JSONField(source="delivery.message.payload")
+    attempt = serializers.IntegerField()
+    lease_expires_at = serializers.DateTimeField()
+
+
+class PullReplySerializer(serializers.Serializer):
+    messages = PulledMessageSerializer(many=True)
+
+
+class AckSerializer(serializers.Serializer):
+    ack_ids = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False, max_length=1000)
+
+
+class NackSerializer(AckSerializer):
+    action = serializers.ChoiceField(choices=["retry", "dead_letter"], default="retry")
+    delay_ms = serializers.IntegerField(min_value=0, max_value=365 * 24 * 3600 * 1000, required=False,
+                                        allow_null=True)
+
+    def validate(self, attrs: dict) -> dict:
+        if attrs.get("delay_ms") is not None and attrs["action"] != "retry":
+            raise serializers.ValidationError({"delay_ms": ["only a retry takes a delay"]})
+        return attrs
+
+
+class ExtendSerializer(AckSerializer):
+    lease_ms = serializers.IntegerField(min_value=100, max_value=12 * 3600 * 1000, default=30_000)
+
+
+class AckFailureSerializer(serializers.Serializer):
+    ack_id = serializers.CharField()
+    error = serializers.CharField()
+
+
+class SettledSerializer(serializers.Serializer):
+    done = serializers.ListField(child=serializers.CharField(), help_text="The ack ids it applied to.")
+    failed = AckFailureSerializer(many=True)
+
+
+class DeadLetterSerializer(serializers.ModelSerializer):
+    message_id = serializers.UUIDField()
+    correlation_id = serializers.CharField(source="message.correlation_id")
+    event_type = serializers.CharField(source="message.event_type")
+    event_version = serializers.CharField(source="message.event_version")
+    dead_lettered_at = serializers.DateTimeField(source="updated_at")
+
+    class Meta:
+        model = Delivery
+        fields = ["message_id", "correlation_id", "event_type", "event_version", "attempts", "replays",
+                  "last_status_code", "last_error", "created_at", "dead_lettered_at"]
+
+
+class DeadLetterFilters(serializers.Serializer):
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    error = serializers.CharField(required=False, help_text="Text the last error contains.")
+
+
+class DeadLetterSelection(serializers.Serializer):
+    message_ids = serializers.ListField(child=serializers.UUIDField(), required=False, allow_empty=False,
+                                        max_length=10_000)
+    all = serializers.BooleanField(required=False, default=False)
+
+    def validate(self, attrs: dict) -> dict:
+        if bool(attrs.get("message_ids")) == bool(attrs.get("all")):
+            raise serializers.ValidationError({"message_ids": ['give either "message_ids" or "all": true']})
+        return attrs
+
+
+class DeadLetterActionReplySerializer(serializers.Serializer):
+    count = serializers.IntegerField()

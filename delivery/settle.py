@@ -23,6 +23,7 @@ from delivery.transports import PushResult
 log = logging.getLogger("delivery.settle")
 Status = Delivery.Status
 UNSETTLED = [s for s in Status.values if s not in Delivery.FINAL_STATUSES]
+NO_LEASE = {"lease_token": "", "lease_expires_at": None}
 
 
 def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
@@ -40,7 +41,7 @@ def mark_delivered(delivery: Delivery, attempt: int, started_at, result: PushRes
     with transaction.atomic():
         log_attempt(delivery, attempt, started_at, result)
         Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
-            status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None,
+            status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
             last_status_code=result.status_code, last_error="", updated_at=timezone.now(),
         )
     log.info("delivered", extra=_context(delivery, attempt))
@@ -59,8 +60,10 @@ def schedule_retry(
     with transaction.atomic():
         log_attempt(delivery, attempt, started_at, result, next_delay_ms=delay_ms)
         record_send(delivery, PublishedMessage.Kind.RETRY, delivery.destination, next_attempt, delay_ms)
-        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
+        # Only while `attempt` is current: a fast consumer may already have claimed the copy.
+        Delivery.objects.filter(pk=delivery.pk, attempts=attempt, status__in=UNSETTLED).update(
             status=Status.RETRYING, attempt_started_at=None, next_attempt_at=now + timedelta(milliseconds=delay_ms),
+            **NO_LEASE,
             last_status_code=result.status_code, last_error=result.error, updated_at=now,
         )
     log.info("retry scheduled in %d ms", delay_ms, extra=_context(delivery, attempt))
@@ -78,8 +81,8 @@ def dead_letter(
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
         record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, destination, attempt, 0)
-        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
-            status=Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
+        Delivery.objects.filter(pk=delivery.pk, attempts=attempt, status__in=UNSETTLED).update(
+            status=Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
             last_status_code=result.status_code if result else None, last_error=reason,
             updated_at=timezone.now(),
         )
@@ -92,7 +95,7 @@ def expire(delivery: Delivery, attempt: int, started_at=None, result: PushResult
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
         Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
-            status=Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
+            status=Status.EXPIRED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
             last_error=result.error if result else "expired before delivery", updated_at=timezone.now(),
         )
     log.info("expired", extra=_context(delivery, attempt))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, push
+from delivery import expiry, outbox, pull, push
 
 
 @shared_task(acks_late=False, ignore_result=True)
@@ -37,3 +37,9 @@ def drain_destination(destination: str) -> int:
     from delivery.retire import drain_destination as drain
 
     return drain(destination)
+
+
+@shared_task(ignore_result=True, expires=5)
+def expire_leases() -> int:
+    """Redeliver (or dead-letter) pulled messages whose lease ran out unacknowledged."""
+    return pull.expire_leases()

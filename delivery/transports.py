@@ -12,6 +12,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from delivery.models import DeliveryAttempt
+from delivery.url_safety import UnsafePushUrl, check_push_url
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500
@@ -67,6 +68,11 @@ class PushTransport:
 
     def post(self, request: PushRequest) -> PushResult:
         """POST one delivery and classify the answer; never raises for a subscriber's failure."""
+        started = time.monotonic()
+        try:
+            check_push_url(request.url)  # again at every attempt: the host's DNS may have changed
+        except UnsafePushUrl as refused:
+            return PushResult(Outcome.FAILURE, _ms_since(started), error=f"push URL refused: {refused.reason}")
         timestamp = int(time.time())
         headers = {
             "Content-Type": "application/json",
@@ -76,7 +82,6 @@ class PushTransport:
             "X-Correlation-ID": request.correlation_id,
             "X-Delivery-Attempt": str(request.attempt),
         }
-        started = time.monotonic()
         try:
             response = self._client.post(
                 request.url, content=request.body, headers=headers, timeout=request.timeout_ms / 1000

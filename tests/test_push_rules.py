@@ -121,7 +121,7 @@ def test_a_sweep_that_cannot_reach_the_broker_leaves_its_rows_for_the_next_sweep
 
     from delivery import outbox
 
-    Delivery.objects.filter(pk=delivery.pk).update(created_at=timezone.now() - timedelta(minutes=1))
+    Delivery.objects.filter(pk=delivery.pk).update(updated_at=timezone.now() - timedelta(minutes=1))
     with override_settings(STOMP_URL="stomp://admin:admin@127.0.0.1:9"):
         assert outbox.sweep_pending() == 0
     delivery.refresh_from_db()
@@ -147,3 +147,24 @@ def test_retiring_a_subscription_dead_letters_what_was_unsettled_and_drains_its_
                                                     body=b"{}")] * 3)
         assert drain_destination(delivery.destination) == 3
         assert drain_destination(delivery.destination) == 0
+
+
+def test_a_copy_claimed_before_its_sender_records_the_failure_keeps_its_claim(
+    broker: Broker, delivery: Delivery
+) -> None:
+    from delivery import settle
+    from delivery.transports import PushResult
+
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=1, attempt_started_at=timezone.now(), status="leased")
+    delivery.refresh_from_db()
+    consumer = broker.consumer(delivery.destination, prefetch=10)
+    # The sender has sent the copy of attempt 2 but not yet written "retrying": a consumer claims it first.
+    broker.send(frames.frame_for(delivery, attempt=2, delay_ms=0, next_delay_ms=None, body=b"{}"))
+    job = prepare(delivery.subscription, broker, consumer, consumer.receive(timeout=1))
+    assert job is not None and job.attempt == 2
+    result = PushResult("failure", 5, 500, "HTTP 500")
+    settle.schedule_retry(broker, delivery, b"{}", 1, 100, delivery.subscription.retry_policy, timezone.now(),
+                          result)
+    delivery.refresh_from_db()
+    assert delivery.attempts == 2 and delivery.attempt_started_at is not None  # attempt 1's late record changed nothing
+    assert delivery.status == "leased"

@@ -1,0 +1,53 @@
+"""Dead letters: list, replay (a new life, attempts from 1, same message and correlation id), purge."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from delivery.models import Delivery
+from delivery.outbox import relay
+from subscriptions.models import Subscription
+
+Status = Delivery.Status
+
+
+def dead_letters(subscription: Subscription, *, since: datetime | None = None, until: datetime | None = None,
+                 error: str = "") -> QuerySet[Delivery]:
+    """Return the subscription's dead letters not purged, filtered by time dead-lettered and error text."""
+    rows = Delivery.objects.filter(subscription=subscription, status=Status.DEAD_LETTERED, purged_at__isnull=True)
+    if since:
+        rows = rows.filter(updated_at__gte=since)
+    if until:
+        rows = rows.filter(updated_at__lt=until)
+    if error:
+        rows = rows.filter(last_error__icontains=error)
+    return rows
+
+
+def replay(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> list[int]:
+    """Send dead letters again (all of them when `message_ids` is None); return the delivery ids."""
+    chosen = dead_letters(subscription)
+    if message_ids is not None:
+        chosen = chosen.filter(message_id__in=message_ids)
+    now = timezone.now()
+    with transaction.atomic():
+        ids = list(chosen.select_for_update().values_list("pk", flat=True))
+        Delivery.objects.filter(pk__in=ids).update(
+            status=Status.PENDING, attempts=0, redelivery_count=0, attempt_started_at=None, next_attempt_at=None,
+            last_error="", last_status_code=None, claimed_until=None, replays=F("replays") + 1, updated_at=now,
+        )
+        transaction.on_commit(lambda: relay().submit(ids))
+    return ids
+
+
+def purge(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> int:
+    """Remove dead letters from the list (their log rows stay for the reports); return how many."""
+    chosen = dead_letters(subscription)
+    if message_ids is not None:
+        chosen = chosen.filter(message_id__in=message_ids)
+    return chosen.update(purged_at=timezone.now())
