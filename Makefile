@@ -17,16 +17,29 @@ LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
 	  done < $(SERVICES_ENV); \
 	fi
 
-.PHONY: help venv services test run release migrate lint
+.PHONY: help demo demo-reset venv services test run release migrate lint
 
 # help: list the targets.
 help:
+	@echo "make demo      run everything in one process with demo data (no services needed)"
+	@echo "make demo-reset  the same, from a fresh database"
 	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt"
 	@echo "make services  start PostgreSQL, Redis and ActiveMQ (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
 	@echo "make run       migrate, then web, worker and beat from the Procfile (Ctrl-C stops all)"
 	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
 	@echo "make lint      ruff, if it is installed in .venv"
+
+# demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services.
+DEMO_ENV = env -u DATABASE_URL -u CELERY_BROKER_URL STOMP_URL=memory:// DOVECOTE_DEMO=true \
+	DOVECOTE_PUSH_ALLOW_HOSTS=127.0.0.1 DOVECOTE_SCHEDULER_LEAD_MS=0 DOVECOTE_LOG_LEVEL=ERROR
+demo: venv
+	@$(DEMO_ENV) $(PY) manage.py demo
+
+# demo-reset: forget the demo's saved state (its SQLite file), then run it afresh.
+demo-reset:
+	rm -f var/dovecote.sqlite3 var/dovecote.sqlite3-wal var/dovecote.sqlite3-shm
+	@$(MAKE) --no-print-directory demo
 
 # venv: the virtualenv, rebuilt when requirements.txt changes (a warm run does nothing).
 venv: $(STAMP)

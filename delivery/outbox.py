@@ -81,7 +81,7 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
             for d in deliveries
         )
     for delivery in deliveries:
-        log.info("queued", extra={"correlation_id": delivery.message.correlation_id,
+        log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
                                   "delivery_id": delivery.pk, "destination": delivery.destination})
 
 

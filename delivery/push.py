@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterable
@@ -42,6 +43,10 @@ LOOKAHEAD = timedelta(seconds=5)  # keep a session alive for retries due this so
 CRASH_GRACE = timedelta(seconds=5)  # beyond timeout_ms, before an unfinished attempt counts as crashed
 POISON_LIMIT = 3  # attempts whose worker died, before the message is dead-lettered
 REFRESH_S = 1.0  # how often a session renews its claim and rereads its subscription
+
+
+# Set when the worker shuts down: sessions stop taking frames, finish the POSTs under way, and end.
+stopping = threading.Event()
 
 
 def session_budget() -> timedelta:
@@ -156,7 +161,7 @@ class PushSession:
         last_activity = time.monotonic()
         width = self.subscription.max_in_flight
         while True:
-            accepting = time.monotonic() < deadline and self._still_active()
+            accepting = time.monotonic() < deadline and not stopping.is_set() and self._still_active()
             if accepting:
                 for frame in self._release_due():
                     self._start(consumer, pool, transport, frame)

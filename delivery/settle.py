@@ -44,7 +44,7 @@ def mark_delivered(delivery: Delivery, attempt: int, started_at, result: PushRes
             status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
             last_status_code=result.status_code, last_error="", updated_at=timezone.now(),
         )
-    log.info("delivered", extra=_context(delivery, attempt))
+    log.debug("delivered", extra=_context(delivery, attempt))
 
 
 def schedule_retry(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 from dovecote.env import (
     ConfigError,
@@ -83,8 +84,12 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": BASE_DIR / "var" / "dovecote.sqlite3",
-            "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"},
+            "NAME": env_str("DOVECOTE_SQLITE_PATH") or BASE_DIR / "var" / "dovecote.sqlite3",
+            "OPTIONS": {
+                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                "transaction_mode": "IMMEDIATE",
+                "timeout": 30,  # embedded mode writes from several threads
+            },
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -95,7 +100,7 @@ STOMP_HEARTBEAT_MS = env_int("STOMP_HEARTBEAT_MS", 10_000, minimum=0)
 STOMP_RECEIPT_TIMEOUT_MS = env_int("STOMP_RECEIPT_TIMEOUT_MS", 10_000, minimum=1)
 
 # Celery: unset CELERY_BROKER_URL means embedded mode (kombu's in-process transport).
-CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://", schemes=("redis", "rediss", "amqp", "memory"))
+CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://localhost/", schemes=("redis", "rediss", "amqp", "memory"))
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -112,6 +117,10 @@ CELERY_BEAT_SCHEDULE = {
     "dispatch-push-sessions": {"task": "delivery.tasks.dispatch_push_sessions", "schedule": 1.0},
     "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
     "expire-overdue": {"task": "delivery.tasks.expire_overdue", "schedule": 5.0},
+    "expire-leases": {"task": "delivery.tasks.expire_leases", "schedule": 1.0},
+    # Five past each hour, once the previous hour is complete; a run still going makes the next one skip.
+    "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),
+                    "options": {"expires": 50 * 60}},
 }
 
 # Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
@@ -119,12 +128,22 @@ DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
 # Delayed frames are handed to the broker this much early and held by the worker for the rest, for
 # exact timing: ActiveMQ Classic's scheduler wakes only every 500 ms; Apache Artemis needs 0.
 DOVECOTE_SCHEDULER_LEAD_MS = env_int("DOVECOTE_SCHEDULER_LEAD_MS", 500, minimum=0)
+# Embedded demo mode (`make demo`): serves the built-in flaky webhook receiver at /demo/receiver/.
+DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # How long one push session (a Celery task draining one subscription) runs before handing over.
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 30, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 # Requests per API key (per client address for calls without one), e.g. 6000/min; over it: 429.
 DOVECOTE_API_RATE = env_rate("DOVECOTE_API_RATE", "6000/min")
+
+# Analytics (docs/analytics.md): the Spark report jobs. The defaults suit a 2-core machine.
+DOVECOTE_SPARK_MASTER = env_str("DOVECOTE_SPARK_MASTER", "local[*]")  # or spark://host:7077, yarn, k8s://…
+DOVECOTE_SPARK_DRIVER_MEMORY = env_str("DOVECOTE_SPARK_DRIVER_MEMORY", "1g")
+# The PostgreSQL JDBC driver, given to Spark as local jars (Debian: libpostgresql-jdbc-java).
+DOVECOTE_SPARK_JARS = env_str("DOVECOTE_SPARK_JARS", "/usr/share/java/postgresql.jar")
+DOVECOTE_REPORT_PARTITIONS = env_int("DOVECOTE_REPORT_PARTITIONS", 2, minimum=1)  # JDBC read partitions
+DOVECOTE_REPORT_FETCHSIZE = env_int("DOVECOTE_REPORT_FETCHSIZE", 10_000, minimum=1)
 
 # The cache holds the rate-limit counters, so every web process must share it: Redis when
 # DOVECOTE_CACHE_URL or a redis:// CELERY_BROKER_URL names one, else this process's memory.
@@ -161,6 +180,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "SubscriptionStatusEnum": "subscriptions.models.Subscription.Status",
+        "DeliveryStatusEnum": "delivery.models.Delivery.Status",
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,30 @@
+"""Embedded mode: the Celery worker and beat inside the web process (SQLite, in-memory broker).
+
+`make demo` uses this so that one process runs everything with the production code paths;
+only the database and broker implementations differ.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from celery import Celery
+from celery.beat import EmbeddedService
+from celery.worker import WorkController
+
+
+def start_worker(app: Celery, *, concurrency: int = 16) -> WorkController:
+    """Run a Celery worker with a thread pool in a background thread of this process."""
+    worker = app.WorkController(
+        pool_cls="threads", concurrency=concurrency, loglevel="WARNING",
+        without_heartbeat=True, without_mingle=True, without_gossip=True,
+    )
+    threading.Thread(target=worker.start, name="celery-worker", daemon=True).start()
+    return worker
+
+
+def start_beat(app: Celery) -> EmbeddedService:
+    """Run Celery beat in a background thread of this process."""
+    beat = EmbeddedService(app, thread=True)
+    beat.start()
+    return beat
