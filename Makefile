@@ -17,7 +17,7 @@ LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
 	  done < $(SERVICES_ENV); \
 	fi
 
-.PHONY: help demo demo-reset venv services test run release migrate lint
+.PHONY: help demo demo-reset venv services test run release migrate lint bench
 
 # help: list the targets.
 help:
@@ -64,6 +64,10 @@ test: venv services
 	@scripts/test-tools.sh
 	@$(LOAD_SERVICES_ENV); \
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+# bench: the benchmark table (real services, a scratch database); QUICK=1 for a small run.
+bench: venv services
+	@$(LOAD_SERVICES_ENV); $(PY) -m bench.run $(if $(QUICK),--quick)
 
 # release: what runs once before the processes start (migrations).
 release: venv

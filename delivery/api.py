@@ -30,6 +30,7 @@ from delivery.serializers import (
     PullReplySerializer,
     PullSerializer,
     SettledSerializer,
+    WhoAmISerializer,
     DeliveryRowSerializer,
     MessageDetailSerializer,
     PublishReplySerializer,
@@ -234,3 +235,13 @@ class DeadLetterReplayView(APIView):
         selection = valid(DeadLetterSelection, request.data)
         return Response({"count": len(dead_letters.replay(subscription, selection.get("message_ids")))},
                         status=status.HTTP_202_ACCEPTED)
+
+
+class WhoAmIView(APIView):
+    """Say which key made the request and what it may use: a cheap check that a key works."""
+
+    @extend_schema(responses={200: WhoAmISerializer})
+    def get(self, request: Request) -> Response:
+        key = api_key(request)
+        rooms = None if key.is_admin else sorted(key.rooms.values_list("pk", flat=True))
+        return Response({"name": key.name, "admin": key.is_admin, "rooms": rooms})

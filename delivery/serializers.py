@@ -161,3 +161,10 @@ class DeadLetterSelection(serializers.Serializer):
 
 class DeadLetterActionReplySerializer(serializers.Serializer):
     count = serializers.IntegerField()
+
+
+class WhoAmISerializer(serializers.Serializer):
+    name = serializers.CharField()
+    admin = serializers.BooleanField()
+    rooms = serializers.ListField(child=serializers.IntegerField(), allow_null=True,
+                                  help_text="The rooms a non-admin key may use; null for admin keys.")

@@ -8,6 +8,7 @@ urlpatterns = [
     path("rooms/<int:room_id>/messages/", api.PublishView.as_view(), name="publish"),
     path("rooms/<int:room_id>/messages/batch/", api.BatchPublishView.as_view(), name="publish-batch"),
     path("messages/", api.MessageLogView.as_view(), name="message-log"),
+    path("whoami/", api.WhoAmIView.as_view(), name="whoami"),
     path("messages/<uuid:message_id>/", api.MessageDetailView.as_view(), name="message-detail"),
     path("subscriptions/<int:subscription_id>/pull/", api.PullView.as_view(), name="pull"),
     path("subscriptions/<int:subscription_id>/ack/", api.AckView.as_view(), name="ack"),

@@ -101,3 +101,11 @@ def test_the_message_page_of_another_room_is_403_and_unknown_is_404(client: Clie
 
 def test_the_log_needs_a_key(client: Client) -> None:
     assert client.get("/api/v1/messages/").status_code == 401
+
+
+def test_whoami_names_the_key_and_its_rooms(client: Client, admin_key: str) -> None:
+    room = make_room()
+    key = ApiKey.issue("shop", rooms=[room])[1]
+    assert get(client, "/api/v1/whoami/", key).json() == {"name": "shop", "admin": False, "rooms": [room.pk]}
+    assert get(client, "/api/v1/whoami/", admin_key).json() == {"name": "admin", "admin": True, "rooms": None}
+    assert client.get("/api/v1/whoami/").status_code == 401

@@ -1,0 +1,171 @@
+"""`make bench`: run the real stack on a scratch database and print each figure beside its reference.
+
+Each figure is the median of 3 runs, with min and max. `--quick` (make bench QUICK=1) runs small
+sizes to prove the harness works; only a full run writes docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DB = "dovecote_bench"
+
+
+@dataclass
+class Row:
+    figure: str
+    value: str
+    reference: str
+    target: str = ""
+
+
+def fmt(summary: tuple[float, float, float], unit: str = "", digits: int = 0) -> str:
+    median, low, high = summary
+    return f"{median:,.{digits}f}{unit} ({low:,.{digits}f}–{high:,.{digits}f})"
+
+
+def bench_env() -> dict[str, str]:
+    """The environment of every process: the services' URLs, with a scratch database and Redis db 9."""
+    database = os.environ.get("DATABASE_URL") or "postgres://dovecote:dovecote@127.0.0.1:5432/dovecote"
+    parts = urlsplit(database)
+    return {
+        **os.environ,
+        "DATABASE_URL": urlunsplit(parts._replace(path=f"/{BENCH_DB}")),
+        "STOMP_URL": os.environ.get("STOMP_URL", "stomp://admin:admin@127.0.0.1:61613"),
+        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/9",
+        "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
+        "DOVECOTE_API_RATE": "100000000/min",
+        "DOVECOTE_LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "dovecote.settings",
+    }
+
+
+def recreate_database(env: dict[str, str]) -> None:
+    import psycopg
+
+    admin_url = urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {BENCH_DB}")
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+
+
+def repeat(runs: int, measure: Callable[[], object]) -> list:
+    return [measure() for _ in range(runs)]
+
+
+def column(results: list, index: int) -> tuple[float, float, float]:
+    from bench.figures import summary
+
+    return summary([r[index] if isinstance(r, tuple) else r for r in results])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (< 2 min)")
+    options = parser.parse_args()
+    quick = options.quick
+    env = bench_env()
+    os.environ.update(env)
+    recreate_database(env)
+
+    import django
+
+    django.setup()
+    from bench import figures, stack
+    from bench.receiver import FastReceiver
+    from rooms.models import ApiKey
+
+    n = {"stomp": 1000, "batch": 1000, "single": 400, "push": 600, "e2e_s": 2, "retries": 50} if quick else \
+        {"stomp": 5000, "batch": 5000, "single": 2000, "push": 3000, "e2e_s": 10, "retries": 500}
+    runs = 3
+    log_dir = Path(tempfile.mkdtemp(prefix="dovecote-bench-"))
+    receiver = FastReceiver()
+    web, base_url = stack.start_web(env, log_dir)
+    beat = stack.start_beat(env, log_dir)
+    processes = {"worker": stack.start_worker(env, log_dir)}
+
+    def stop_worker() -> None:
+        processes["worker"].stop()
+
+    def restart_worker() -> None:
+        processes["worker"] = stack.start_worker(env, log_dir, name=f"worker{len(os.listdir(log_dir))}")
+
+    ctx = figures.Context(base_url, env["STOMP_URL"], ApiKey.issue("bench", is_admin=True)[1], receiver, quick,
+                          restart_worker=restart_worker, stop_worker=stop_worker)
+    rows: list[Row] = []
+    try:
+        raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
+        batch = repeat(runs, lambda: figures.batch_publish(ctx, n["batch"]))
+        rows.append(Row(f"publish throughput, batch API, msg/s until every receipt is in ({n['batch']} msgs)",
+                        fmt(column(batch, 0)), f"{fmt(column(raw, 0))} raw stomp.py sends with receipts",
+                        f"≥ 50 %: {column(batch, 0)[0] / column(raw, 0)[0]:.0%}"))
+        single = repeat(runs, lambda: figures.single_publish(ctx, n["single"]))
+        empty = repeat(runs, lambda: figures.empty_endpoint(ctx, n["single"]))
+        rows.append(Row("publish, single-message API, req/s at 8 clients", fmt(column(single, 0)),
+                        f"{fmt(column(empty, 0))} empty DRF endpoint, same auth and server"))
+        rows.append(Row("  latency p50 / p99, ms", f"{column(single, 1)[0]:.1f} / {column(single, 2)[0]:.1f}",
+                        f"{column(empty, 1)[0]:.1f} / {column(empty, 2)[0]:.1f}"))
+        web.reset_peak()
+        push = []
+        for _ in range(runs):
+            push.append(figures.push_throughput(ctx, n["push"]))
+        worker_peak, web_peak = processes["worker"].peak_rss_kib, web.peak_rss_kib
+        raw_http = repeat(runs, lambda: figures.raw_http_posts(ctx, n["push"]))
+        rows.append(Row(f"push throughput, deliveries/s queued → received ({n['push']} msgs, 204 at once)",
+                        fmt(column(push, 0)), f"{fmt(column(raw_http, 0))} raw async POSTs, one process",
+                        f"≥ 50 %: {column(push, 0)[0] / column(raw_http, 0)[0]:.0%}"))
+        rows.append(Row("peak RSS during the push runs, MiB: web (2 gunicorn workers) / worker",
+                        f"{web_peak / 1024:.0f} / {worker_peak / 1024:.0f}", "—"))
+        e2e = repeat(runs, lambda: figures.end_to_end_latency(ctx, 200, n["e2e_s"]))
+        rows.append(Row("end-to-end latency publish → receiver at 200 msg/s, p50 / p99 ms",
+                        f"{fmt(column(e2e, 0), digits=1)} / {fmt(column(e2e, 1), digits=1)}", "—",
+                        "p50 < 25, p99 < 150"))
+        retry = repeat(runs, lambda: figures.redelivery_timing_error(ctx, n["retries"]))
+        rows.append(Row(f"redelivery timing error (gap − EBR delay), {n['retries']} retries, p50 / p99 ms",
+                        f"{fmt(column(retry, 0), digits=1)} / {fmt(column(retry, 1), digits=1)}", "—",
+                        "p99 < 150"))
+    finally:
+        for process in (web, beat, processes["worker"]):
+            process.stop()
+        receiver.close()
+    print_and_save(rows, quick)
+    return 0
+
+
+def print_and_save(rows: list[Row], quick: bool) -> None:
+    lines = ["| figure | Dovecote: median (min–max) of 3 runs | reference, same run | target |",
+             "|---|---|---|---|"]
+    lines += [f"| {r.figure} | {r.value} | {r.reference} | {r.target} |" for r in rows]
+    table = "\n".join(lines)
+    print(table)
+    machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
+    header = (f"# Benchmarks\n\nMeasured {dt.date.today().isoformat()} on {machine} by `make bench`"
+              f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, ActiveMQ Classic 5.17 (STOMP), "
+              "Redis, gunicorn 2×8 threads, one Celery worker (32 threads) and beat.\n\n")
+    target = ROOT / ("var/benchmarks-quick.md" if quick else "docs/benchmarks.md")
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(header + table + "\n")
+    print(f"\nwritten to {target.relative_to(ROOT)}")
+
+
+def memory_gib() -> float:
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) / 1024 / 1024
+    return 0.0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Start the real processes (gunicorn, Celery worker and beat) against a benchmark database."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rss_kib(pid: int) -> int:
+    """Return the resident memory of a process and all its descendants, in KiB."""
+    total = 0
+    for p in [pid, *descendants(pid)]:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            pass
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+class Process:
+    def __init__(self, name: str, command: list[str], env: dict[str, str], log_dir: Path) -> None:
+        self.name = name
+        self.log_path = log_dir / f"{name}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.popen = subprocess.Popen(command, cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+        self.peak_rss_kib = 0
+        self._sampling = True
+        threading.Thread(target=self._sample, daemon=True).start()
+
+    def _sample(self) -> None:
+        while self._sampling and self.popen.poll() is None:
+            self.peak_rss_kib = max(self.peak_rss_kib, rss_kib(self.popen.pid))
+            time.sleep(0.2)
+
+    def reset_peak(self) -> None:
+        self.peak_rss_kib = rss_kib(self.popen.pid)
+
+    def stop(self) -> None:
+        self._sampling = False
+        if self.popen.poll() is None:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+                self.popen.wait()
+        self._log.close()
+
+    def wait_for_log(self, text: str, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text.encode() in self.log_path.read_bytes():
+                return
+            if self.popen.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise RuntimeError(f"{self.name} did not log {text!r}:\n{self.log_path.read_text()[-3000:]}")
+
+
+def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
+    port = free_port()
+    web = Process("web", [sys.executable, "-m", "gunicorn", "dovecote.wsgi", "--bind", f"127.0.0.1:{port}",
+                          "--workers", "2", "--threads", "8", "--keep-alive", "30"], env, log_dir)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"{base}/healthz/", timeout=2)  # noqa: S310 - loopback
+            return web, base
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError(f"web did not start:\n{web.log_path.read_text()[-3000:]}")
+
+
+def start_worker(env: dict[str, str], log_dir: Path, name: str = "worker") -> Process:
+    worker = Process(name, [sys.executable, "-m", "celery", "-A", "dovecote", "worker", "--pool", "threads",
+                            "--concurrency", "32", "-l", "INFO", "--without-gossip", "--without-mingle",
+                            "-n", f"{name}@%h"], env, log_dir)
+    worker.wait_for_log("ready.")
+    return worker
+
+
+def start_beat(env: dict[str, str], log_dir: Path) -> Process:
+    return Process("beat", [sys.executable, "-m", "celery", "-A", "dovecote", "beat", "-l", "INFO"], env, log_dir)
