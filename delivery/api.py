@@ -6,14 +6,14 @@ import uuid
 
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, pagination, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from delivery import dead_letters, pull
-from dovecote.api_errors import Conflict
+from dovecote.api_errors import Conflict, error_responses
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
 from delivery.serializers import (
@@ -42,7 +42,7 @@ from subscriptions.models import Subscription
 
 
 class PublishView(APIView):
-    @extend_schema(request=PublishSerializer, responses={202: PublishReplySerializer})
+    @extend_schema(request=PublishSerializer, responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         event = event_from(PublishSerializer(data=request.data), request)
@@ -54,7 +54,8 @@ class PublishView(APIView):
 
 
 class BatchPublishView(APIView):
-    @extend_schema(request=BatchPublishSerializer, responses={202: BatchReplySerializer})
+    @extend_schema(request=BatchPublishSerializer,
+                   responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         items = BatchPublishSerializer(data=request.data)
@@ -120,7 +121,7 @@ class MessageLogFilters(serializers.Serializer):
     until = serializers.DateTimeField(required=False)
 
 
-@extend_schema(parameters=[MessageLogFilters])
+@extend_schema_view(get=extend_schema(parameters=[MessageLogFilters], responses={200: DeliveryRowSerializer(many=True), **error_responses(400, 404)}))
 class MessageLogView(generics.ListAPIView):
     """One row per destination, newest first."""
 
@@ -144,7 +145,7 @@ class MessageLogView(generics.ListAPIView):
 
 
 class MessageDetailView(APIView):
-    @extend_schema(responses=MessageDetailSerializer)
+    @extend_schema(responses={200: MessageDetailSerializer, **error_responses(403, 404)})
     def get(self, request: Request, message_id: uuid.UUID) -> Response:
         timeline = Prefetch("deliveries__attempt_log", queryset=DeliveryAttempt.objects.order_by("started_at", "id"))
         message = get_object_or_404(
@@ -174,7 +175,7 @@ def valid(serializer_class: type[serializers.Serializer], data: object) -> dict:
 
 
 class PullView(APIView):
-    @extend_schema(request=PullSerializer, responses={200: PullReplySerializer})
+    @extend_schema(request=PullSerializer, responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         if not subscription.is_active:
@@ -185,7 +186,7 @@ class PullView(APIView):
 
 
 class AckView(APIView):
-    @extend_schema(request=AckSerializer, responses={200: SettledSerializer})
+    @extend_schema(request=AckSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         settled = pull.ack(subscription, valid(AckSerializer, request.data)["ack_ids"])
@@ -193,7 +194,7 @@ class AckView(APIView):
 
 
 class NackView(APIView):
-    @extend_schema(request=NackSerializer, responses={200: SettledSerializer})
+    @extend_schema(request=NackSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         fields = valid(NackSerializer, request.data)
@@ -202,14 +203,14 @@ class NackView(APIView):
 
 
 class ExtendView(APIView):
-    @extend_schema(request=ExtendSerializer, responses={200: SettledSerializer})
+    @extend_schema(request=ExtendSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         fields = valid(ExtendSerializer, request.data)
         return Response(SettledSerializer(pull.extend(subscription, fields["ack_ids"], lease_ms=fields["lease_ms"])).data)
 
 
-@extend_schema(parameters=[DeadLetterFilters])
+@extend_schema_view(get=extend_schema(parameters=[DeadLetterFilters], responses={200: DeadLetterSerializer(many=True), **error_responses(400, 403, 404)}))
 class DeadLetterListView(generics.ListAPIView):
     serializer_class = DeadLetterSerializer
     pagination_class = NewestFirst
@@ -219,7 +220,8 @@ class DeadLetterListView(generics.ListAPIView):
         filters = valid(DeadLetterFilters, self.request.query_params)
         return dead_letters.dead_letters(subscription, **filters).select_related("message")
 
-    @extend_schema(request=DeadLetterSelection, responses={200: DeadLetterActionReplySerializer})
+    @extend_schema(request=DeadLetterSelection,
+                   responses={200: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)})
     def delete(self, request: Request, subscription_id: int) -> Response:
         """Purge dead letters: they leave this list; their log rows stay for the reports."""
         subscription = subscription_for(request, subscription_id)
@@ -228,7 +230,8 @@ class DeadLetterListView(generics.ListAPIView):
 
 
 class DeadLetterReplayView(APIView):
-    @extend_schema(request=DeadLetterSelection, responses={202: DeadLetterActionReplySerializer})
+    @extend_schema(request=DeadLetterSelection,
+                   responses={202: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         """Send dead letters again with the attempt count reset (same message id and correlation id)."""
         subscription = subscription_for(request, subscription_id)
@@ -240,7 +243,7 @@ class DeadLetterReplayView(APIView):
 class WhoAmIView(APIView):
     """Say which key made the request and what it may use: a cheap check that a key works."""
 
-    @extend_schema(responses={200: WhoAmISerializer})
+    @extend_schema(responses={200: WhoAmISerializer, **error_responses()})
     def get(self, request: Request) -> Response:
         key = api_key(request)
         rooms = None if key.is_admin else sorted(key.rooms.values_list("pk", flat=True))

@@ -1,13 +1,52 @@
-"""DRF exception handling: a body Django refused as too large is a 413, not a 400."""
+"""DRF exception handling: a body Django refused as too large is a 413, not a 400; a taken name is a 409."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
+from django.db import IntegrityError, transaction
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+
+@contextmanager
+def unique_or_conflict(field: str, message: str) -> Iterator[None]:
+    """Turn a unique-constraint violation in the block (a concurrent create) into a 409 naming `field`."""
+    try:
+        with transaction.atomic():
+            yield
+    except IntegrityError:
+        raise Conflict({field: [message]}) from None
+
+
+class ErrorSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+
+
+_ERRORS = {
+    400: OpenApiResponse(OpenApiTypes.OBJECT, description="Invalid input: each bad field with its messages."),
+    401: OpenApiResponse(ErrorSerializer, description="Missing, unknown or revoked API key."),
+    403: OpenApiResponse(ErrorSerializer, description="The API key has no rights on this room or action."),
+    404: OpenApiResponse(ErrorSerializer, description="No such id (or, on a list, an invalid cursor)."),
+    409: OpenApiResponse(OpenApiTypes.OBJECT, description="The name is taken: the field with the reason."),
+    413: OpenApiResponse(ErrorSerializer, description="The body is over the size limit."),
+    429: OpenApiResponse(ErrorSerializer, description="Too many requests for this key; see `Retry-After`."),
+}
+
+
+def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
+    """Return the schema of the errors `codes` plus those every endpoint may answer (401, 429)."""
+    return {code: _ERRORS[code] for code in sorted({401, 429, *codes})}
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -15,3 +54,18 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         limit = settings.DOVECOTE_MAX_BODY_BYTES
         return Response({"detail": f"request body is over the limit of {limit} bytes"}, status=413)
     return drf_exception_handler(exc, context)
+
+
+class Conflict(APIException):
+    """The request clashes with the current state (a taken name, a paused subscription)."""
+
+    status_code = 409
+    default_detail = "conflict with the current state"
+    default_code = "conflict"
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Answer a path no route matches: JSON under /api/, Django's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": f"no API endpoint at {request.path}"}, status=404)
+    return page_not_found(request, exception)

@@ -7,6 +7,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from dovecote.health import healthz
 
+handler404 = "dovecote.api_errors.not_found"
+
 urlpatterns = [
     path("healthz/", healthz, name="healthz"),
     path("admin/", admin.site.urls),
@@ -16,6 +18,7 @@ urlpatterns = [
     path("api/v1/", include("analytics.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include("dovecote.ui.urls")),
 ]
 
 if settings.DOVECOTE_DEMO:
