@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from django.utils import timezone
+from django.shortcuts import get_object_or_404
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
@@ -35,7 +36,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         key = ApiKey.authenticate(token.strip())
         if key is None:
             raise exceptions.AuthenticationFailed("unknown or revoked API key")
-        ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+        key.mark_used()
         return ApiKeyUser(key), key
 
     def authenticate_header(self, request: Request) -> str:
@@ -50,3 +51,26 @@ def check_room_access(request: Request, room: Room) -> None:
     """Raise 403 unless the request's key may use `room`."""
     if not api_key(request).can_use_room(room.pk):
         raise exceptions.PermissionDenied(f"this API key has no rights on room {room.pk}")
+
+
+def check_admin(request: Request, action: str) -> None:
+    """Raise 403 unless the request's key is an admin key."""
+    if not api_key(request).is_admin:
+        raise exceptions.PermissionDenied(f"only admin keys may {action}")
+
+
+def usable_room(request: Request, room_id: int) -> Room:
+    """Return room `room_id` if the request's key may use it: 404 if there is none, else 403."""
+    room = get_object_or_404(Room, pk=room_id)
+    check_room_access(request, room)
+    return room
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    """Describe API-key auth in the OpenAPI schema (drf-spectacular finds this by subclassing)."""
+
+    target_class = "rooms.auth.ApiKeyAuthentication"
+    name = "apiKey"
+
+    def get_security_definition(self, auto_schema: object) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "`Authorization: Bearer <api key>`"}

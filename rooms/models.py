@@ -61,6 +61,17 @@ class Room(models.Model):
             max_delay_ms=self.max_delivery_delay_ms,
         )
 
+    def unknown_event_types(self, filters: list[dict[str, Any]]) -> list[str]:
+        """Describe each filter (`name`, optional `version`) naming no event type of this room."""
+        known = set(self.event_types.values_list("name", "version"))
+        names = {name for name, _ in known}
+        return [
+            f"room {self.pk} has no event type {f['name']!r}"
+            + (f" version {f['version']!r}" if f.get("version") else "")
+            for f in filters
+            if ((f["name"], f["version"]) not in known if f.get("version") else f["name"] not in names)
+        ]
+
     def expires_at(self, published_at: datetime) -> datetime | None:
         """Return when a message published at `published_at` expires, or None if never."""
         if not self.message_expiration_ms:
@@ -98,6 +109,7 @@ class EventType(models.Model):
 
 
 API_KEY_PREFIX = "dvc_"
+LAST_USED_GRANULARITY = timedelta(minutes=1)
 
 
 def hash_api_key(plaintext: str) -> str:
@@ -142,6 +154,13 @@ class ApiKey(models.Model):
             return None
         return cls.objects.filter(key_hash=hash_api_key(plaintext), revoked_at__isnull=True).first()
 
+    def mark_used(self, now: datetime | None = None) -> None:
+        """Record when the key was last used, at most once a minute (a write per request is too many)."""
+        now = now or timezone.now()
+        if self.last_used_at is None or now - self.last_used_at >= LAST_USED_GRANULARITY:
+            ApiKey.objects.filter(pk=self.pk).update(last_used_at=now)
+            self.last_used_at = now
+
     @property
     def is_revoked(self) -> bool:
         return self.revoked_at is not None
@@ -150,6 +169,12 @@ class ApiKey(models.Model):
         """Stop this key from authenticating."""
         self.revoked_at = timezone.now()
         self.save(update_fields=["revoked_at"])
+
+    def usable_rooms(self) -> models.QuerySet[Room]:
+        """Return the rooms this key may use: all for an admin key, else those named on it."""
+        if self.is_revoked:
+            return Room.objects.none()
+        return Room.objects.all() if self.is_admin else Room.objects.filter(api_keys=self)
 
     def can_use_room(self, room_id: int) -> bool:
         """Say whether this key may publish to and read room `room_id`."""

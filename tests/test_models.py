@@ -137,3 +137,15 @@ def test_an_admin_key_may_use_every_room_until_revoked() -> None:
     key.revoke()
     assert not key.can_use_room(room.pk)
     assert ApiKey.authenticate(plaintext) is None
+
+
+def test_a_keys_last_use_is_written_at_most_once_a_minute() -> None:
+    key, _ = ApiKey.issue("busy", is_admin=True)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    key.mark_used(start)
+    key.mark_used(start + timedelta(seconds=30))
+    key.refresh_from_db()
+    assert key.last_used_at == start
+    key.mark_used(start + timedelta(seconds=61))
+    key.refresh_from_db()
+    assert key.last_used_at == start + timedelta(seconds=61)
