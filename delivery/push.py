@@ -165,7 +165,7 @@ class PushSession:
             if accepting:
                 for frame in self._release_due():
                     self._start(consumer, pool, transport, frame)
-                while len(self.in_flight) + len(self.held) < width:
+                while len(self.in_flight) + len(self.held) < width and self._still_active():
                     frame = consumer.receive(timeout=self._receive_wait())
                     if frame is None:
                         break

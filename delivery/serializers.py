@@ -55,7 +55,7 @@ class DeliveryRowSerializer(serializers.ModelSerializer):
 class AttemptSerializer(serializers.ModelSerializer):
     class Meta:
         model = DeliveryAttempt
-        fields = ["attempt", "started_at", "duration_ms", "outcome", "status_code", "error", "next_delay_ms"]
+        fields = ["life", "attempt", "started_at", "duration_ms", "outcome", "status_code", "error", "next_delay_ms"]
 
 
 class DestinationDetailSerializer(serializers.ModelSerializer):
