@@ -6,6 +6,7 @@ SHELL := bash
 VENV        := .venv
 PY          := $(VENV)/bin/python
 STAMP       := $(VENV)/.installed
+NODE_STAMP  := node_modules/.package-lock.json
 SERVICES_ENV := var/services.env
 PYTEST_ARGS ?=
 
@@ -17,7 +18,7 @@ LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
 	  done < $(SERVICES_ENV); \
 	fi
 
-.PHONY: help demo demo-reset venv services test run release migrate lint bench
+.PHONY: help demo demo-reset venv assets services test screenshots run release migrate lint bench
 
 # help: list the targets.
 help:
@@ -26,8 +27,10 @@ help:
 	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt"
 	@echo "make services  start PostgreSQL, Redis and ActiveMQ (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
+	@echo "make screenshots  regenerate docs/screenshots/*.png (the web UI at 1280x800) from the browser tests"
 	@echo "make run       migrate, then web, worker and beat from the Procfile (Ctrl-C stops all)"
 	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
+	@echo "make report    migrate, then run the Spark report jobs (REPORT_ARGS=\"--full\" etc.)"
 	@echo "make lint      ruff, if it is installed in .venv"
 
 # demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services.
@@ -41,8 +44,18 @@ demo-reset:
 	rm -f var/dovecote.sqlite3 var/dovecote.sqlite3-wal var/dovecote.sqlite3-shm
 	@$(MAKE) --no-print-directory demo
 
-# venv: the virtualenv, rebuilt when requirements.txt changes (a warm run does nothing).
-venv: $(STAMP)
+# venv: the virtualenv, rebuilt when requirements.txt changes (a warm run does nothing), and the
+# web UI's front-end packages.
+venv: $(STAMP) assets
+
+# assets: the web UI's npm packages (htmx), installed exactly as package-lock.json says into
+# node_modules, which settings.STATICFILES_DIRS serves from; nothing of them is committed.
+assets: $(NODE_STAMP)
+
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for the web UI's packages (Debian: apt-get install npm)" >&2; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
 
 $(STAMP): requirements.txt
 	@python=$$(bash scripts/find-python); \
@@ -69,6 +82,12 @@ test: venv services
 bench: venv services
 	@$(LOAD_SERVICES_ENV); $(PY) -m bench.run $(if $(QUICK),--quick)
 
+# screenshots: the browser tests with SCREENSHOTS=1 write each page to docs/screenshots/ (1280×800).
+screenshots: venv services
+	@scripts/test-tools.sh
+	@$(LOAD_SERVICES_ENV); \
+	SCREENSHOTS=1 $(VENV)/bin/pytest -q tests/browser
+
 # release: what runs once before the processes start (migrations).
 release: venv
 	@$(LOAD_SERVICES_ENV); $(PY) manage.py migrate --no-input
@@ -80,6 +99,14 @@ migrate: release
 run: release
 	@$(LOAD_SERVICES_ENV); mkdir -p var; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	exec $(VENV)/bin/honcho start -f Procfile --port "$${PORT:-8000}"
+
+# report: the Spark report jobs against DATABASE_URL (or var/services.env); the hours changed since
+# the last run, or REPORT_ARGS="--full", "--since … --until …", "--master spark://host:7077".
+REPORT_ARGS ?=
+report: release
+	@scripts/test-tools.sh
+	@$(LOAD_SERVICES_ENV); export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	$(PY) manage.py run_reports $(REPORT_ARGS)
 
 # lint: ruff over the project, when ruff is installed in .venv.
 lint: venv

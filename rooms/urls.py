@@ -1,5 +1,13 @@
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from rooms import api
+
+urlpatterns = [
+    path("rooms/", api.RoomListView.as_view(), name="room-list"),
+    path("rooms/<int:room_id>/", api.RoomDetailView.as_view(), name="room-detail"),
+    path("rooms/<int:room_id>/event-types/", api.EventTypeListView.as_view(), name="event-type-list"),
+    path("rooms/<int:room_id>/event-types/<int:event_type_id>/", api.EventTypeDetailView.as_view(),
+         name="event-type-detail"),
+]

@@ -3,6 +3,8 @@
 #   docker-compose           validates docker-compose.yml (`config -q`); no Docker engine is needed or installed
 #   openjdk-17-jre-headless  the JVM PySpark starts (the analytics jobs and their tests)
 #   libpostgresql-jdbc-java  the PostgreSQL JDBC driver Spark reads and writes with (/usr/share/java/postgresql.jar)
+#   chromium                 the browser Playwright drives for the web UI's tests (/usr/bin/chromium; never downloaded),
+#                            with fonts-dejavu-core and fonts-liberation so pages and screenshots render the same everywhere
 set -euo pipefail
 
 missing=()
@@ -14,6 +16,9 @@ if ! command -v java >/dev/null; then
 fi
 if [[ ! -f /usr/share/java/postgresql.jar ]]; then
   missing+=(libpostgresql-jdbc-java)
+fi
+if [[ ! -x /usr/bin/chromium ]]; then
+  missing+=(chromium fonts-dejavu-core fonts-liberation)
 fi
 if ((${#missing[@]})); then
   echo "test-tools: installing ${missing[*]}" >&2

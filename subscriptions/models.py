@@ -104,6 +104,23 @@ class Subscription(models.Model):
             for f in self.event_types
         )
 
+    def pause(self) -> None:
+        """Stop new messages reaching this subscription; a disabled one keeps the reason it was disabled."""
+        if self.status == self.Status.PAUSED:
+            return
+        if self.status == self.Status.ACTIVE:
+            self.status_reason = f"paused through the API at {timezone.now().isoformat(timespec='seconds')}"
+        self.status = self.Status.PAUSED
+        self.save(update_fields=["status", "status_reason", "updated_at"])
+
+    def resume(self) -> None:
+        """Make a paused or disabled subscription active again and forget why it stopped."""
+        if self.is_active and not self.status_reason:
+            return
+        self.status = self.Status.ACTIVE
+        self.status_reason = ""
+        self.save(update_fields=["status", "status_reason", "updated_at"])
+
     def disable(self, reason: str) -> None:
         """Stop deliveries until resumed, keeping the reason for the operator."""
         self.status = self.Status.DISABLED

@@ -2,13 +2,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from django.conf import settings
 
+from tests.callers import KINDS, Caller
 from tests.receiver import Receiver
 from tests.services import IN_CI, redis_url, stomp_url
 from tests.workers import WorkerProcess, close_other_sessions, move_id_sequences_past_earlier_runs
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+    from django.test import Client
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -71,3 +77,54 @@ def admin_key(db) -> str:  # noqa: ANN001
 
     _, plaintext = ApiKey.issue("admin", is_admin=True)
     return plaintext
+
+
+@pytest.fixture
+def api_room(db):  # noqa: ANN001, ANN201
+    """The room the `caller` fixture's room key belongs to, with event type order.created v1."""
+    from tests.factories import make_event_type, make_room
+
+    room = make_room()
+    make_event_type(room)
+    return room
+
+
+@pytest.fixture(params=KINDS)
+def caller(request: pytest.FixtureRequest, api_room) -> Caller:  # noqa: ANN001
+    """Each kind of API caller in turn, relative to `api_room`."""
+    from rooms.models import ApiKey
+    from tests.factories import make_room
+
+    keys = {
+        "admin": lambda: ApiKey.issue("admin", is_admin=True)[1],
+        "room key": lambda: ApiKey.issue("room", rooms=[api_room])[1],
+        "other room's key": lambda: ApiKey.issue("other", rooms=[make_room()])[1],
+        "no key": lambda: None,
+    }
+    return Caller(request.param, keys[request.param]())
+
+
+# The web UI's users: staff may use every page; a signed-in user without staff status gets 403.
+@pytest.fixture
+def owner(django_user_model: type[User]) -> User:
+    """A staff superuser, as `createsuperuser` makes."""
+    return django_user_model.objects.create_user("owner", password="owner-pass-1", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def member(django_user_model: type[User]) -> User:
+    """A staff user without superuser rights: the everyday operator."""
+    return django_user_model.objects.create_user("member", is_staff=True)  # no password: tests force_login
+
+
+@pytest.fixture
+def outsider(django_user_model: type[User]) -> User:
+    """A signed-in user without staff status."""
+    return django_user_model.objects.create_user("outsider")
+
+
+@pytest.fixture
+def staff_client(client: Client, member: User) -> Client:
+    """The test client signed in as a staff user."""
+    client.force_login(member)
+    return client

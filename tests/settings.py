@@ -22,3 +22,6 @@ from dovecote.settings import *  # noqa: E402, F403
 # their own test database; give each its own TEST_REDIS_URL database too.
 if run_name := os.environ.get("TEST_RUN_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": f"test_dovecote_{run_name}"}  # noqa: F405
+
+# The hourly report run starts a Spark JVM: never from the workers the suite starts.
+CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.items() if name != "run-reports"}  # noqa: F405

@@ -23,6 +23,7 @@ def shared_broker() -> Broker:
             return current
         if current is not None and _owner_pid == os.getpid():
             current.close()
+            _connection = None  # if connecting below fails, the next call must not get the closed one
         _connection = connect(
             settings.STOMP_URL,
             receipt_timeout=settings.STOMP_RECEIPT_TIMEOUT_MS / 1000,

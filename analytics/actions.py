@@ -1,0 +1,59 @@
+"""Start report runs from Django: the job's configuration comes from settings and DATABASES."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+from analytics.jobs.config import Database, JobConfig
+
+log = logging.getLogger("dovecote.analytics")
+
+CHILD_TIMEOUT_S = 3 * 3600
+
+
+def job_config(master: str | None = None) -> JobConfig:
+    """Return the report jobs' configuration for this project's database."""
+    db = settings.DATABASES["default"]
+    if "postgresql" not in db["ENGINE"]:
+        raise ImproperlyConfigured("the report jobs read PostgreSQL over JDBC: set DATABASE_URL")
+    database = Database(host=db.get("HOST") or "127.0.0.1", port=int(db.get("PORT") or 5432), name=db["NAME"],
+                        user=db.get("USER") or "", password=db.get("PASSWORD") or "")
+    return JobConfig(
+        database=database, master=master or settings.DOVECOTE_SPARK_MASTER,
+        driver_memory=settings.DOVECOTE_SPARK_DRIVER_MEMORY, jars=settings.DOVECOTE_SPARK_JARS,
+        partitions=settings.DOVECOTE_REPORT_PARTITIONS, fetchsize=settings.DOVECOTE_REPORT_FETCHSIZE,
+    )
+
+
+def run_reports(*, since: datetime | None = None, until: datetime | None = None, full: bool = False,
+                master: str | None = None):
+    """Run the report jobs in this process, as the Spark driver (stopping the session only if it started it)."""
+    from pyspark.sql import SparkSession
+
+    from analytics.jobs.main import run_reports as run
+    from analytics.jobs.session import build_session
+
+    config = job_config(master)
+    already_running = SparkSession.getActiveSession() is not None
+    spark = build_session(config)
+    try:
+        return run(spark, config, since=since, until=until, full=full)
+    finally:
+        if not already_running:
+            spark.stop()
+
+
+def run_reports_in_child(*, full: bool = False) -> str:
+    """Run `manage.py run_reports` in a child process, so the caller never hosts a JVM; return its output."""
+    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "run_reports", *(["--full"] if full else [])]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, cwd=settings.BASE_DIR,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"run_reports exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return done.stdout.strip()

@@ -1,0 +1,155 @@
+"""GET /api/v1/reports/…: the report tables as JSON, scoped to the rooms the API key may use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Max, QuerySet, Sum
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, generics, pagination, serializers
+
+from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
+from analytics.serializers import (
+    EndpointSerializer,
+    ErrorFilters,
+    ErrorReportRowSerializer,
+    HourlyFilters,
+    HourlySerializer,
+    LatencyFilters,
+    LatencySerializer,
+    ReportFilters,
+    RetryCostFilters,
+    RetryCostSerializer,
+    RunSerializer,
+)
+from rooms.auth import api_key
+from subscriptions.models import Subscription
+
+RETRY_COST_FIGURES = ["publishes", "replays", "retries", "dead_letters", "rechecks", "retry_delay_ms",
+                      "retry_attempts"]
+
+
+class ReportPages(pagination.PageNumberPagination):
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class ReportView(generics.ListAPIView):
+    """A report table, oldest hour first, filtered by the query string and the key's rooms."""
+
+    pagination_class = ReportPages
+    filters_class: type[serializers.Serializer] = ReportFilters
+    lookups = {"room": "room_id", "subscription": "subscription_id", "since": "hour__gte", "until": "hour__lt"}
+
+    def rows(self) -> QuerySet:
+        raise NotImplementedError
+
+    def filters(self) -> dict[str, Any]:
+        given = self.filters_class(data=self.request.query_params)
+        given.is_valid(raise_exception=True)
+        return dict(given.validated_data)
+
+    def get_queryset(self) -> QuerySet:
+        given = self.filters()
+        rows = scoped_to_key(self.request, self.rows(), given.get("room"))
+        return rows.filter(**{self.lookups[name]: value for name, value in given.items() if name in self.lookups})
+
+
+def scoped_to_key(request: Any, rows: QuerySet, room: int | None) -> QuerySet:
+    """Keep the rows of the rooms the request's key may use; naming another room is a 403."""
+    key = api_key(request)
+    if room is not None and not key.can_use_room(room):
+        raise exceptions.PermissionDenied(f"this API key has no rights on room {room}")
+    return rows if key.is_admin else rows.filter(room_id__in=key.rooms.values("pk"))
+
+
+@extend_schema(parameters=[HourlyFilters])
+class HourlyView(ReportView):
+    """Published, delivered, failed, retried, dead-lettered and expired per room, subscription, event type, hour."""
+
+    serializer_class = HourlySerializer
+    filters_class = HourlyFilters
+    lookups = {**ReportView.lookups, "event_type": "event_type"}
+
+    def rows(self) -> QuerySet:
+        return HourlyReport.objects.order_by("hour", "key")
+
+
+@extend_schema(parameters=[LatencyFilters])
+class LatencyView(ReportView):
+    """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type."""
+
+    serializer_class = LatencySerializer
+    filters_class = LatencyFilters
+    lookups = {**ReportView.lookups, "event_type": "event_type", "level": "level"}
+
+    def rows(self) -> QuerySet:
+        return LatencyReport.objects.order_by("hour", "key")
+
+
+@extend_schema(parameters=[ErrorFilters])
+class ErrorsView(ReportView):
+    """Failed attempts per subscription and hour, by outcome (the error class) and HTTP status code."""
+
+    serializer_class = ErrorReportRowSerializer
+    filters_class = ErrorFilters
+    lookups = {**ReportView.lookups, "outcome": "outcome", "status_code": "status_code"}
+
+    def rows(self) -> QuerySet:
+        return ErrorReport.objects.order_by("hour", "key")
+
+
+@extend_schema(parameters=[RetryCostFilters])
+class RetryCostView(ReportView):
+    """Sends of each kind and redelivery attempts per hour, per room (default) or subscription."""
+
+    serializer_class = RetryCostSerializer
+    filters_class = RetryCostFilters
+
+    def rows(self) -> QuerySet:
+        return RetryCostReport.objects.all()
+
+    def get_queryset(self) -> QuerySet:
+        grain = ["hour", "room_id"] if self.filters()["by"] == "room" else ["hour", "room_id", "subscription_id"]
+        return (super().get_queryset().values(*grain).annotate(**{f: Sum(f) for f in RETRY_COST_FIGURES})
+                .order_by(*grain))
+
+
+@extend_schema(parameters=[ReportFilters])
+class SlowestEndpointsView(ReportView):
+    """Subscriptions by their worst hourly attempt duration p95 over the window, slowest first.
+
+    Percentiles do not add up across hours, so each figure is the worst hour's (and the attempts the total).
+    """
+
+    serializer_class = EndpointSerializer
+
+    def rows(self) -> QuerySet:
+        return LatencyReport.objects.filter(level=LatencyReport.Level.SUBSCRIPTION)
+
+    def get_queryset(self) -> QuerySet:
+        return (super().get_queryset().values("room_id", "subscription_id").annotate(
+            timed_attempts=Sum("timed_attempts"), worst_hour_p50_ms=Max("duration_p50_ms"),
+            worst_hour_p95_ms=Max("duration_p95_ms"), worst_hour_p99_ms=Max("duration_p99_ms"),
+            duration_max_ms=Max("duration_max_ms"),
+        ).order_by("-worst_hour_p95_ms", "subscription_id"))
+
+    def paginate_queryset(self, queryset: QuerySet) -> list[dict[str, Any]] | None:
+        page = super().paginate_queryset(queryset)
+        names = {s.pk: s for s in Subscription.objects.filter(pk__in=[row["subscription_id"] for row in page or []])}
+        for row in page or []:
+            subscription = names.get(row["subscription_id"])  # None once the subscription is deleted
+            row["name"] = subscription.name if subscription else None
+            row["push_url"] = subscription.push_url if subscription else None
+        return page
+
+
+class RunsView(generics.ListAPIView):
+    """Report runs, newest first: status, progress, scope and the rows they wrote."""
+
+    serializer_class = RunSerializer
+    pagination_class = ReportPages
+
+    def get_queryset(self) -> QuerySet[ReportRun]:
+        return ReportRun.objects.order_by("-started_at", "-id")

@@ -1,0 +1,54 @@
+"""Start the Spark session the report jobs run in."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+from analytics.jobs.config import JobConfig
+
+
+def spark_conf(config: JobConfig) -> dict[str, str]:
+    """Return the Spark settings of a report run."""
+    utc = "-Duser.timezone=UTC"  # the JVM's own zone, so no timestamp is ever read as local time
+    return {
+        # Read when the driver JVM starts, so it must be set here; under spark-submit pass --driver-memory.
+        "spark.driver.memory": config.driver_memory,
+        # The JDBC driver as a local jar: nothing is fetched at run time (--packages fails offline).
+        "spark.jars": config.jars,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": utc,
+        "spark.executor.extraJavaOptions": utc,
+        "spark.sql.shuffle.partitions": str(config.shuffle_partitions),
+        "spark.ui.enabled": "false",  # no port to collide with other runs on the same machine
+        "spark.ui.showConsoleProgress": "false",
+    }
+
+
+def build_session(config: JobConfig) -> SparkSession:
+    """Start a session on `config.master` (or join the one this process already runs)."""
+    prepare_environment(config)
+    builder = SparkSession.builder.master(config.master).appName(config.app_name)
+    for key, value in spark_conf(config).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session
+
+
+def prepare_environment(config: JobConfig) -> None:
+    """Set what the local launcher needs before the JVM starts (spark-submit sets its own)."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    os.environ.setdefault("SPARK_HOME", _find_spark_home())
+    bin_dir = os.path.dirname(sys.executable)
+    # Spark's launch scripts call `python3`: make it this interpreter, which has pyspark.
+    if not os.environ.get("PATH", "").startswith(bin_dir + os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    if config.is_local:
+        # Only for local[*]: on a cluster the executors must reach the driver on a real address,
+        # and run the cluster's Python, not this path.
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)

@@ -1,0 +1,1 @@
+"""The operator web UI: server-rendered pages for staff users, with htmx for the live parts."""

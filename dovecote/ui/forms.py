@@ -1,0 +1,391 @@
+"""The UI's forms: the same limits and rules as the REST API's serializers, in Django forms."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from typing import Any
+
+import jsonschema
+from django import forms
+from django.core.exceptions import ValidationError
+
+from delivery.models import Delivery
+from delivery.retry import RetryPolicy
+from delivery.url_safety import UnsafePushUrl, check_push_url
+from rooms.models import ApiKey, EventType, Room
+from rooms.serializers import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, contains_nul
+from subscriptions.models import Subscription
+from subscriptions.serializers import MAX_IN_FLIGHT, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
+
+DATETIME_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
+
+
+class FiniteFloatField(forms.FloatField):
+    """A float that is a number: "nan" and "inf" pass FloatField's min/max checks."""
+
+    def to_python(self, value: Any) -> float | None:
+        number = super().to_python(value)
+        if number is not None and not math.isfinite(number):
+            raise ValidationError("Enter a finite number.", code="invalid")
+        return number
+
+
+def delay_field(**options: Any) -> forms.IntegerField:
+    return forms.IntegerField(min_value=0, max_value=MAX_DELAY_MS, label="Delay (ms)", **options)
+
+
+def multiplier_field(**options: Any) -> FiniteFloatField:
+    return FiniteFloatField(min_value=1.0, max_value=MAX_MULTIPLIER, label="Multiplier", **options)
+
+
+def attempts_field(**options: Any) -> forms.IntegerField:
+    return forms.IntegerField(min_value=0, max_value=MAX_ATTEMPTS, label="Redeliveries", **options)
+
+
+def cap_field(**options: Any) -> forms.IntegerField:
+    return forms.IntegerField(min_value=0, max_value=MAX_SPAN_MS, required=False, label="Longest delay (ms)", **options)
+
+
+def check_delay_cap(form: forms.Form, delay_ms: int | None, cap_ms: int | None) -> None:
+    """Refuse a cap below the delay it caps (as the API does): the backoff could never grow."""
+    if delay_ms is not None and cap_ms is not None and cap_ms < delay_ms:
+        form.add_error("max_delivery_delay_ms", f"Must be at least the delay ({delay_ms} ms); "
+                                                "use multiplier 1 for a fixed delay.")
+
+
+class RoomForm(forms.ModelForm):
+    """A room's name and delivery settings."""
+
+    message_expiration_ms = forms.IntegerField(
+        min_value=0, max_value=MAX_SPAN_MS, required=False, label="Expiration (ms)",
+        help_text="Messages not delivered within this long expire. Empty or 0: never.",
+    )
+    delivery_delay_ms = delay_field(initial=1000, help_text="d: redelivery k waits d × m^k.")
+    delivery_delay_multiplier = multiplier_field(initial=2.0, help_text="m, at least 1.")
+    delivery_attempts = attempts_field(initial=5, help_text="After the first attempt; 0: none.")
+    max_delivery_delay_ms = cap_field(help_text="Cap on each delay. Empty: no cap.")
+
+    class Meta:
+        model = Room
+        fields = ["name", "description", "message_expiration_ms", "delivery_delay_ms", "delivery_delay_multiplier",
+                  "delivery_attempts", "max_delivery_delay_ms"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        check_delay_cap(self, data.get("delivery_delay_ms"), data.get("max_delivery_delay_ms"))
+        return data
+
+
+RETRY_FIELDS = ("delivery_delay_ms", "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms")
+
+
+class RetrySettingsForm(forms.Form):
+    """The delivery settings alone, read from a room's or a subscription's form for the schedule preview.
+
+    Without `overrides_of` the values are a room's own; with it they are a subscription's overrides
+    and that room's values stand in for the blank ones.
+    """
+
+    delivery_delay_ms = delay_field(required=False)
+    delivery_delay_multiplier = multiplier_field(required=False)
+    delivery_attempts = attempts_field(required=False)
+    max_delivery_delay_ms = cap_field()
+    message_expiration_ms = forms.IntegerField(min_value=0, max_value=MAX_SPAN_MS, required=False)
+
+    def __init__(self, data: Any, *, overrides_of: Room | None = None) -> None:
+        super().__init__(data)
+        self.overrides_of = overrides_of
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.overrides_of is None:
+            for name in RETRY_FIELDS[:3]:
+                if data.get(name) is None and name not in self.errors:
+                    self.add_error(name, "Needed for the schedule.")
+        return data
+
+    def policy(self) -> tuple[RetryPolicy, dict[str, str]]:
+        """Return the effective policy and, for each setting, whether it is set here or the room's."""
+        data, room = self.cleaned_data, self.overrides_of
+        values, sources = {}, {}
+        for name in RETRY_FIELDS:
+            own = room is None or data.get(name) is not None
+            values[name] = data.get(name) if own else getattr(room, name)
+            sources[name] = "set here" if own else "room's value"
+        policy = RetryPolicy(delay_ms=values["delivery_delay_ms"], multiplier=values["delivery_delay_multiplier"],
+                             attempts=values["delivery_attempts"], max_delay_ms=values["max_delivery_delay_ms"])
+        return policy, sources
+
+    @property
+    def expiration_ms(self) -> int | None:
+        """Return the message expiration the schedule is cut by: the room's, or the room form's value."""
+        if self.overrides_of is not None:
+            return self.overrides_of.message_expiration_ms
+        return self.cleaned_data.get("message_expiration_ms")
+
+
+class EventTypeForm(forms.ModelForm):
+    """A new event type of a room, with an optional JSON Schema for its payloads."""
+
+    version = forms.CharField(max_length=50, initial="1")
+    schema = forms.JSONField(required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+                             help_text="Optional JSON Schema (draft 2020-12) that payloads must satisfy.")
+
+    class Meta:
+        model = EventType
+        fields = ["name", "version", "schema"]
+
+    def __init__(self, *args: Any, room: Room, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.room = room
+
+    def clean_schema(self) -> dict[str, Any] | None:
+        schema = self.cleaned_data.get("schema")
+        if schema is None:
+            return None
+        if not isinstance(schema, dict):
+            raise ValidationError("Must be a JSON object (a JSON Schema), or empty.")
+        if contains_nul(schema):
+            raise ValidationError("Must not contain NUL characters.")
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as error:
+            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+            raise ValidationError(f"Not a valid JSON Schema: {where}: {error.message}") from None
+        return schema
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.room.event_types.filter(name=data.get("name"), version=data.get("version")).exists():
+            self.add_error("name", f"This room already has {data.get('name')} version {data.get('version')}.")
+        return data
+
+    def save(self, commit: bool = True) -> EventType:
+        self.instance.room = self.room
+        return super().save(commit)
+
+
+def filter_value(event_filter: dict[str, Any]) -> str:
+    """Encode one event-type filter as a checkbox value: `name` (any version) or `name@version`."""
+    return f"{event_filter['name']}@{event_filter['version']}" if event_filter.get("version") else event_filter["name"]
+
+
+def filter_from_value(value: str) -> dict[str, str]:
+    name, _, version = value.partition("@")
+    return {"name": name, "version": version} if version else {"name": name}
+
+
+class SubscriptionForm(forms.ModelForm):
+    """A push or pull subscription of a room: its filter and the overrides of the room's settings."""
+
+    event_types = forms.MultipleChoiceField(
+        required=False, widget=forms.CheckboxSelectMultiple, label="Event types",
+        help_text="None ticked: every event of the room.",
+    )
+    delivery_delay_ms = delay_field(required=False)
+    delivery_delay_multiplier = multiplier_field(required=False)
+    delivery_attempts = attempts_field(required=False)
+    max_delivery_delay_ms = cap_field()
+    max_in_flight = forms.IntegerField(min_value=1, max_value=MAX_IN_FLIGHT, initial=10, label="Max in flight",
+                                       help_text="Push: concurrent POSTs.")
+    timeout_ms = forms.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, initial=10_000,
+                                    label="Timeout (ms)", help_text="Push: each POST's time limit.")
+
+    class Meta:
+        model = Subscription
+        fields = ["name", "type", "push_url", "event_types", "delivery_delay_ms", "delivery_delay_multiplier",
+                  "delivery_attempts", "max_delivery_delay_ms", "max_in_flight", "timeout_ms"]
+        widgets = {"type": forms.RadioSelect, "push_url": forms.URLInput(attrs={"placeholder": "https://…"})}
+        labels = {"push_url": "Push URL"}
+
+    def __init__(self, *args: Any, room: Room, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.room = room
+        self.fields["event_types"].choices = self.filter_choices()
+        self.fields["type"].choices = Subscription.Type.choices  # no blank choice among the radios
+        if self.instance.pk:
+            self.fields["type"].disabled = True
+            self.initial["event_types"] = [filter_value(f) for f in self.instance.event_types]
+        placeholders = {"delivery_delay_ms": room.delivery_delay_ms,
+                        "delivery_delay_multiplier": room.delivery_delay_multiplier,
+                        "delivery_attempts": room.delivery_attempts,
+                        "max_delivery_delay_ms": room.max_delivery_delay_ms}
+        for name, value in placeholders.items():
+            shown = "no cap" if value is None else value
+            self.fields[name].widget.attrs["placeholder"] = f"room: {shown}"
+
+    def filter_choices(self) -> list[tuple[str, str]]:
+        """Offer each event name (any version) and each name and version; keep filters naming gone types."""
+        known = list(self.room.event_types.values_list("name", "version"))
+        choices: dict[str, str] = {}
+        for name, version in known:
+            choices.setdefault(name, f"{name} (any version)")
+            choices[f"{name}@{version}"] = f"{name} v{version}"
+        for event_filter in self.instance.event_types or []:
+            choices.setdefault(filter_value(event_filter), f"{filter_value(event_filter)} (no such event type)")
+        return list(choices.items())
+
+    def clean_event_types(self) -> list[dict[str, str]]:
+        return [filter_from_value(value) for value in self.cleaned_data.get("event_types", [])]
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if self.room.subscriptions.exclude(pk=self.instance.pk).filter(name=name).exists():
+            raise ValidationError(f"This room already has a subscription named {name!r}.")
+        return name
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        kind, url = data.get("type"), data.get("push_url") or ""
+        data["push_url"] = url
+        if kind == Subscription.Type.PUSH and not url and "push_url" not in self.errors:
+            self.add_error("push_url", "A push subscription needs a push URL.")
+        elif kind == Subscription.Type.PULL and url:
+            self.add_error("push_url", "A pull subscription takes no push URL.")
+        elif kind == Subscription.Type.PUSH and url:
+            try:
+                check_push_url(url)
+            except UnsafePushUrl as refused:
+                self.add_error("push_url", f"Refused: {refused.reason}.")
+        check_delay_cap(self, data.get("delivery_delay_ms"), data.get("max_delivery_delay_ms"))
+        return data
+
+    def save(self, commit: bool = True) -> Subscription:
+        self.instance.room = self.room
+        return super().save(commit)
+
+
+class TestEventForm(forms.Form):
+    """What a test event carries besides its event type."""
+
+    payload = forms.JSONField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
+    correlation_id = forms.CharField(max_length=200, required=False, label="Correlation id",
+                                     help_text="Empty: a new UUID.")
+
+
+class ApiKeyForm(forms.Form):
+    """A new API key: an admin key, or one scoped to some rooms."""
+
+    name = forms.CharField(max_length=200)
+    is_admin = forms.BooleanField(required=False, label="Admin key (every room, and room management)")
+    rooms = forms.ModelMultipleChoiceField(queryset=Room.objects.all(), required=False,
+                                           widget=forms.CheckboxSelectMultiple)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if not data.get("is_admin") and not data.get("rooms"):
+            self.add_error("rooms", "Choose at least one room, or make it an admin key.")
+        if data.get("is_admin"):
+            data["rooms"] = []
+        return data
+
+    def issue(self) -> tuple[ApiKey, str]:
+        data = self.cleaned_data
+        return ApiKey.issue(data["name"], rooms=list(data["rooms"]), is_admin=data["is_admin"])
+
+
+class DateTimeLocalInput(forms.DateTimeInput):
+    input_type = "datetime-local"
+
+    def __init__(self) -> None:
+        super().__init__(format="%Y-%m-%dT%H:%M")
+
+
+class MessageFilterForm(forms.Form):
+    """Filters of the message log (GET); every field may be blank."""
+
+    q = forms.CharField(required=False, max_length=200, label="Correlation or message id")
+    room = forms.ModelChoiceField(queryset=Room.objects.only("id", "name"), required=False, empty_label="any room")
+    subscription = forms.ModelChoiceField(
+        queryset=Subscription.objects.select_related("room").only("id", "name", "room__name"),
+        required=False, empty_label="any subscription",
+    )
+    status = forms.ChoiceField(choices=[("", "any status"), *Delivery.Status.choices], required=False)
+    event_type = forms.CharField(required=False, max_length=200, label="Event type")
+    since = forms.DateTimeField(required=False, input_formats=DATETIME_FORMATS, widget=DateTimeLocalInput(),
+                                label="From (UTC)")
+    until = forms.DateTimeField(required=False, input_formats=DATETIME_FORMATS, widget=DateTimeLocalInput(),
+                                label="To (UTC)")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["subscription"].label_from_instance = lambda s: f"{s.room.name} / {s.name}"
+
+    def lookups(self) -> dict[str, Any]:
+        """Return the ORM filters on Delivery for the valid, non-blank fields."""
+        data = self.cleaned_data if self.is_valid() else {}
+        fields = {"room": "message__room", "subscription": "subscription", "status": "status",
+                  "event_type": "message__event_type", "since": "created_at__gte", "until": "created_at__lt"}
+        return {lookup: data[name] for name, lookup in fields.items() if data.get(name) not in (None, "")}
+
+    def search(self) -> tuple[str, uuid.UUID | None] | None:
+        """Return the search text and, when it reads as one, the message id it names."""
+        text = (self.cleaned_data.get("q") or "").strip() if self.is_valid() else ""
+        if not text:
+            return None
+        try:
+            return text, uuid.UUID(text)
+        except ValueError:
+            return text, None
+
+
+class DeadLetterFilterForm(forms.Form):
+    since = forms.DateTimeField(required=False, input_formats=DATETIME_FORMATS, widget=DateTimeLocalInput(),
+                                label="Dead-lettered from (UTC)")
+    until = forms.DateTimeField(required=False, input_formats=DATETIME_FORMATS, widget=DateTimeLocalInput(),
+                                label="To (UTC)")
+    error = forms.CharField(required=False, max_length=200, label="Error contains")
+
+    def filters(self) -> dict[str, Any]:
+        data = self.cleaned_data if self.is_valid() else {}
+        return {name: data[name] for name in ("since", "until", "error") if data.get(name)}
+
+
+class DeadLetterActionForm(forms.Form):
+    """Replay or purge: the chosen message ids, or every dead letter of the subscription."""
+
+    choice = forms.ChoiceField(choices=[
+        ("replay:selected", "Replay selected"), ("purge:selected", "Purge selected"),
+        ("replay:all", "Replay all"), ("purge:all", "Purge all"),
+    ])
+    message_ids = forms.TypedMultipleChoiceField(coerce=uuid.UUID, required=False)
+    confirmed = forms.BooleanField(required=False)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Any well-formed id is a valid choice: replay() and purge() ignore ids that are not dead letters.
+        self.fields["message_ids"].valid_value = is_uuid
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("choice", "").endswith(":selected") and not data.get("message_ids"):
+            raise ValidationError("Select at least one dead letter, or choose all of them.")
+        return data
+
+    @property
+    def action(self) -> str:
+        return self.cleaned_data["choice"].partition(":")[0]
+
+    @property
+    def scope(self) -> str:
+        return self.cleaned_data["choice"].partition(":")[2]
+
+    def chosen_ids(self) -> list[uuid.UUID] | None:
+        """Return the chosen message ids, or None for all of the subscription's dead letters."""
+        return None if self.scope == "all" else self.cleaned_data["message_ids"]
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(str(value))
+    except ValueError:
+        return False
+    return True
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+

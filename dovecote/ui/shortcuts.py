@@ -1,0 +1,98 @@
+"""What every UI view shares: the staff-only check, page-or-fragment rendering, keyset pages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.utils.cache import patch_vary_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+View = Callable[..., HttpResponse]
+
+
+def staff_required(view: View) -> View:
+    """Let only signed-in staff users through: others are sent to log in, non-staff get 403."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            if request.htmx:
+                # Swapping the login page into a fragment would help nobody: send the whole browser
+                # there, and back to the page (not the fragment's URL) afterwards.
+                back = request.htmx.current_url_abs_path or request.get_full_path()
+                return HttpResponseClientRedirect(redirect_to_login(back).url)
+            return redirect_to_login(request.get_full_path())
+        if not request.user.is_staff:
+            raise PermissionDenied("the operator UI is for staff users")
+        return view(request, *args, **kwargs)
+
+    return checked
+
+
+def render_page(request: HttpRequest, template: str, context: dict[str, Any], *,
+                fragments: Iterable[str] = (), status: int = 200) -> TemplateResponse:
+    """Render `template`, or only its partial named by the htmx target's id when it is one of `fragments`."""
+    target = request.htmx.target if request.htmx else None
+    if target and target in fragments:
+        template = f"{template}#{target}"
+    response = TemplateResponse(request, template, context, status=status)
+    # The same URL answers with a page or a fragment: caches (and the back button) must tell them apart.
+    patch_vary_headers(response, ["HX-Request", "HX-Target"])
+    return response
+
+
+def wanted_fragment(request: HttpRequest, fragments: Iterable[str]) -> str | None:
+    """Return the fragment an htmx request asks for, or None when the whole page is wanted."""
+    target = request.htmx.target if request.htmx else None
+    return target if target in set(fragments) else None
+
+
+@dataclass(frozen=True)
+class KeysetPage:
+    """One page of rows ordered newest first by id, with the ids to ask for the pages around it."""
+
+    rows: list[Any]
+    newer: int | None  # pass as ?after= for the previous (newer) page
+    older: int | None  # pass as ?before= for the next (older) page
+
+
+def keyset_page(rows: QuerySet, request: HttpRequest, size: int = 50) -> KeysetPage:
+    """Cut one page from `rows` by id (?before= / ?after=): one LIMIT query however long the table."""
+    before, after = id_param(request, "before"), id_param(request, "after")
+    if after is not None:
+        chunk = list(rows.filter(pk__gt=after).order_by("pk")[: size + 1])
+        more_newer, chunk = len(chunk) > size, chunk[:size][::-1]
+        return KeysetPage(chunk, chunk[0].pk if more_newer and chunk else None, chunk[-1].pk if chunk else None)
+    if before is not None:
+        rows = rows.filter(pk__lt=before)
+    chunk = list(rows.order_by("-pk")[: size + 1])
+    more_older, chunk = len(chunk) > size, chunk[:size]
+    return KeysetPage(chunk, chunk[0].pk if before is not None and chunk else None,
+                      chunk[-1].pk if more_older else None)
+
+
+def id_param(request: HttpRequest, name: str) -> int | None:
+    """Return a positive integer query parameter, ignoring a missing or malformed one."""
+    value = request.GET.get(name, "")
+    return int(value) if value.isdigit() else None
+
+
+def query_without(request: HttpRequest, *names: str) -> str:
+    """Return the query string minus `names` (to build page links that keep the filters)."""
+    params = request.GET.copy()
+    for name in names:
+        params.pop(name, None)
+    return params.urlencode()
+
+
+def posted(request: HttpRequest) -> Any:
+    """Return the POST data to bind a form with, or None on GET (an empty POST must still be validated)."""
+    return request.POST if request.method == "POST" else None

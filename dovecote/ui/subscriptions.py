@@ -1,0 +1,219 @@
+"""Subscriptions: list, create and edit (with the retry-schedule preview), detail and its actions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from delivery.models import Delivery
+from delivery.publish import Event, PublishRejected, publish
+from dovecote.ui.forms import SubscriptionForm, TestEventForm
+from dovecote.ui.schedule import schedule_context, settings_values
+from dovecote.ui.shortcuts import posted, render_page, staff_required
+from rooms.models import EventType, Room
+from subscriptions.actions import delete_subscription, resume_subscription
+from subscriptions.models import Subscription
+
+PAGE_SIZE = 50
+Status = Delivery.Status
+IN_FLIGHT = [Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED]
+
+
+@staff_required
+@require_GET
+def subscription_list(request: HttpRequest) -> TemplateResponse:
+    """List every subscription (filtered by room, type, status) with its in-flight and dead-letter counts."""
+    rows = Subscription.objects.select_related("room").order_by("room__name", "name")
+    filters = {name: request.GET[name] for name in ("room", "type", "status") if request.GET.get(name)}
+    if filters.get("room", "").isdigit():
+        rows = rows.filter(room_id=filters["room"])
+    if filters.get("type") in Subscription.Type.values:
+        rows = rows.filter(type=filters["type"])
+    if filters.get("status") in Subscription.Status.values:
+        rows = rows.filter(status=filters["status"])
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    counts = subscription_counts([s.pk for s in page])
+    return render_page(request, "ui/subscription_list.html", {
+        "section": "subscriptions", "page": page, "rows": [(s, counts.get(s.pk, {})) for s in page],
+        "filters": filters, "rooms": Room.objects.only("id", "name").order_by("name"),
+        "types": Subscription.Type.values, "statuses": Subscription.Status.values,
+    })
+
+
+def subscription_counts(subscription_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """Count each subscription's deliveries in flight and its dead letters, in one grouped query."""
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: {"in_flight": 0, "dead_letters": 0})
+    rows = (Delivery.objects.filter(subscription_id__in=list(subscription_ids),
+                                    status__in=[*IN_FLIGHT, Status.DEAD_LETTERED], purged_at__isnull=True)
+            .values("subscription_id", "status").annotate(n=Count("pk")).order_by())
+    for row in rows:
+        key = "dead_letters" if row["status"] == Status.DEAD_LETTERED else "in_flight"
+        counts[row["subscription_id"]][key] += row["n"]
+    return dict(counts)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
+    """Subscribe to a room; a push subscription's signing secret is shown once, on the next page."""
+    room = get_object_or_404(Room, pk=room_id)
+    form = SubscriptionForm(posted(request), room=room, initial={"type": Subscription.Type.PUSH})
+    if request.method == "POST" and form.is_valid():
+        subscription = form.save()
+        messages.success(request, f"Subscription {subscription.name} created.")
+        if subscription.type == Subscription.Type.PUSH:
+            return secret_page(request, subscription, "created")
+        return redirect("ui:subscription-detail", subscription_id=subscription.pk)
+    return subscription_form_page(request, form, room)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_edit(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Change a subscription's URL, filter, overrides and limits (not its type)."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    form = SubscriptionForm(posted(request), room=subscription.room, instance=subscription)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Subscription {subscription.name} saved. New settings apply to retries "
+                                  "scheduled from now on.")
+        return redirect("ui:subscription-detail", subscription_id=subscription.pk)
+    return subscription_form_page(request, form, subscription.room)
+
+
+def subscription_form_page(request: HttpRequest, form: SubscriptionForm, room: Room) -> TemplateResponse:
+    values = form.data if form.is_bound else settings_values(form.instance)
+    return render_page(request, "ui/subscription_form.html", {
+        "section": "subscriptions", "form": form, "room": room,
+        "subscription": form.instance if form.instance.pk else None, **schedule_context(values, room),
+    })
+
+
+@staff_required
+@require_POST
+def subscription_schedule_preview(request: HttpRequest, room_id: int) -> TemplateResponse:
+    """Render the retry-schedule preview of the subscription form's current overrides (an htmx fragment)."""
+    room = get_object_or_404(Room, pk=room_id)
+    return TemplateResponse(request, "ui/subscription_form.html#schedule", schedule_context(request.POST, room))
+
+
+@staff_required
+@require_GET
+def subscription_detail(request: HttpRequest, subscription_id: int) -> TemplateResponse:
+    """Show a subscription: status, settings and their schedule, recent deliveries, and its actions."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    return subscription_detail_page(request, subscription, TestEventForm())
+
+
+def subscription_detail_page(request: HttpRequest, subscription: Subscription,
+                             test_form: TestEventForm) -> TemplateResponse:
+    recent = (Delivery.objects.filter(subscription=subscription).select_related("message")
+              .order_by("-pk")[:10])
+    return render_page(request, "ui/subscription_detail.html", {
+        "section": "subscriptions", "subscription": subscription, "room": subscription.room,
+        "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
+        "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
+        **schedule_context(settings_values(subscription), subscription.room),
+    })
+
+
+def first_matching_event_type(subscription: Subscription) -> EventType | None:
+    """Return the first of the room's event types (by name and version) the subscription's filter lets through."""
+    types = subscription.room.event_types.order_by("name", "version")
+    return next((t for t in types if subscription.matches(t.name, t.version)), None)
+
+
+@staff_required
+@require_POST
+def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Pause a subscription: messages published meanwhile are not sent to it."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    subscription.pause()
+    messages.success(request, f"Subscription {subscription.name} paused.")
+    return redirect("ui:subscription-detail", subscription_id=subscription.pk)
+
+
+@staff_required
+@require_POST
+def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Resume a paused or disabled subscription; what waits in its queue flows again."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    resume_subscription(subscription)
+    messages.success(request, f"Subscription {subscription.name} resumed.")
+    return redirect("ui:subscription-detail", subscription_id=subscription.pk)
+
+
+@staff_required
+@require_POST
+def subscription_rotate_secret(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Replace a push subscription's signing secret and show the new one, once."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    if subscription.type != Subscription.Type.PUSH:
+        messages.error(request, "Only push subscriptions have a signing secret.")
+        return redirect("ui:subscription-detail", subscription_id=subscription.pk)
+    subscription.rotate_signing_secret()
+    return secret_page(request, subscription, "rotated")
+
+
+def secret_page(request: HttpRequest, subscription: Subscription, event: str) -> TemplateResponse:
+    """Answer the POST itself with the secret: it is never put in a URL, a session or a later page."""
+    response = render_page(request, "ui/subscription_secret.html", {
+        "section": "subscriptions", "subscription": subscription, "secret": subscription.signing_secret,
+        "event": event,
+    })
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@staff_required
+@require_POST
+def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Publish a test event of the first event type the subscription matches, then show the message."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    form = TestEventForm(request.POST)
+    event_type = first_matching_event_type(subscription)
+    if event_type is None:
+        form.add_error(None, "The room has no event type this subscription matches: add one first.")
+    if not form.is_valid():
+        return subscription_detail_page(request, subscription, form)
+    event = Event(event_type=event_type.name, event_version=event_type.version,
+                  payload=form.cleaned_data["payload"], correlation_id=form.cleaned_data["correlation_id"])
+    try:
+        published = publish(subscription.room, event)
+    except PublishRejected as rejected:
+        for field, errors in rejected.errors.items():
+            form.add_error("payload" if field == "payload" else None, [f"{field}: {e}" for e in errors])
+        return subscription_detail_page(request, subscription, form)
+    reached = len(published.destinations)
+    messages.success(request, f"Test event {event_type.name} v{event_type.version} published to {reached} "
+                              f"destination(s).")
+    return redirect("ui:message-detail", message_id=published.message_id)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_delete(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Ask to confirm, then delete a subscription (what is still on its way is dead-lettered first)."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    room_id = subscription.room_id
+    if request.method == "POST":
+        dead_lettered = delete_subscription(subscription)
+        messages.success(request, f"Subscription {subscription.name} deleted; {dead_lettered} unsettled "
+                                  "delivery(ies) dead-lettered.")
+        return redirect("ui:room-detail", room_id=room_id)
+    in_flight = subscription_counts([subscription.pk]).get(subscription.pk, {}).get("in_flight", 0)
+    return render_page(request, "ui/confirm_delete.html", {
+        "section": "subscriptions", "what": f"subscription {subscription.name} of room {subscription.room.name}",
+        "cancel_url": reverse("ui:subscription-detail", kwargs={"subscription_id": subscription.pk}),
+        "consequences": [f"its {in_flight} delivery(ies) still on their way are dead-lettered (they stay in the log)",
+                         "its queues on the broker are emptied"],
+    })

@@ -1,0 +1,137 @@
+"""Request and reply bodies of the subscription endpoints (CONTRACT §3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from delivery.url_safety import UnsafePushUrl, check_push_url
+from dovecote.api_errors import Conflict, unique_or_conflict
+from rooms.models import Room
+from rooms.serializers import (
+    attempts_field,
+    cap_ms_field,
+    check_delay_cap,
+    delay_ms_field,
+    merged,
+    multiplier_field,
+)
+from subscriptions.models import Subscription
+
+MAX_IN_FLIGHT = 1000
+MIN_TIMEOUT_MS, MAX_TIMEOUT_MS = 100, 300_000
+MAX_FILTERS = 100
+SHOWN_SECRET_CHARS = len("whsec_") + 4
+
+
+class EventTypeFilterSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    version = serializers.CharField(max_length=50, required=False, allow_null=True,
+                                    help_text="Absent or null: every version.")
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    """A subscription; `signing_secret` is shown in full only when the context says `reveal_secret`."""
+
+    room = serializers.IntegerField(source="room_id", read_only=True)
+    push_url = serializers.URLField(
+        max_length=2000, required=False, allow_blank=True, allow_null=True,
+        help_text="Required for push, refused for pull. Must be http(s) and reach a public address.",
+    )
+    event_types = serializers.ListField(
+        child=EventTypeFilterSerializer(), max_length=MAX_FILTERS, required=False,
+        help_text="Empty: every event of the room. Each filter must name an event type the room has.",
+    )
+    delivery_delay_ms = delay_ms_field(required=False, allow_null=True, help_text="Null: the room's value.")
+    delivery_delay_multiplier = multiplier_field(required=False, allow_null=True,
+                                                 help_text="Null: the room's value.")
+    delivery_attempts = attempts_field(required=False, allow_null=True, help_text="Null: the room's value.")
+    max_delivery_delay_ms = cap_ms_field(required=False, help_text="Null: the room's value.")
+    max_in_flight = serializers.IntegerField(min_value=1, max_value=MAX_IN_FLIGHT, required=False)
+    timeout_ms = serializers.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, required=False)
+    destination = serializers.CharField(read_only=True, help_text="The broker queue, `room-{r}::subscription-{s}`.")
+    signing_secret = serializers.SerializerMethodField(
+        help_text="Push only: in full in the create and rotate-secret replies, else masked."
+    )
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "room", "name", "type", "push_url", "event_types", "delivery_delay_ms",
+                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
+                  "timeout_ms", "status", "status_reason", "destination", "signing_secret", "last_error",
+                  "last_error_at", "created_at", "updated_at"]
+        read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",
+                            "updated_at"]
+        extra_kwargs = {"name": {"validators": []}}
+        validators = []  # a taken name is a 409 (see validate), not a 400
+
+    @property
+    def room_object(self) -> Room:
+        return self.instance.room if self.instance is not None else self.context["room"]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_signing_secret(self, subscription: Subscription) -> str | None:
+        if subscription.type != Subscription.Type.PUSH:
+            return None
+        if self.context.get("reveal_secret"):
+            return subscription.signing_secret
+        return subscription.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+
+    def to_representation(self, subscription: Subscription) -> dict[str, Any]:
+        data = super().to_representation(subscription)
+        data["push_url"] = data["push_url"] or None
+        return data
+
+    def validate_event_types(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        filters = [{"name": f["name"], **({"version": f["version"]} if f.get("version") else {})} for f in filters]
+        if unknown := self.room_object.unknown_event_types(filters):
+            raise serializers.ValidationError(unknown)
+        return filters
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "push_url" in attrs:
+            attrs["push_url"] = attrs["push_url"] or ""
+        if self.instance is not None and attrs.get("type", self.instance.type) != self.instance.type:
+            raise serializers.ValidationError({"type": ["cannot be changed; create a new subscription instead"]})
+        self.check_push_url(merged(self, attrs, "type"), merged(self, attrs, "push_url"), "push_url" in attrs)
+        check_delay_cap(merged(self, attrs, "delivery_delay_ms"), merged(self, attrs, "max_delivery_delay_ms"))
+        name = attrs.get("name")
+        if name is not None and self.name_taken(name):
+            raise Conflict({"name": [self.taken(name)]})
+        return attrs
+
+    def check_push_url(self, kind: str, url: str, given: bool) -> None:
+        if kind == Subscription.Type.PUSH and not url:
+            raise serializers.ValidationError({"push_url": ["a push subscription needs a push_url"]})
+        if kind == Subscription.Type.PULL and url:
+            raise serializers.ValidationError({"push_url": ["a pull subscription takes no push_url"]})
+        if kind == Subscription.Type.PUSH and given:
+            try:
+                check_push_url(url)
+            except UnsafePushUrl as refused:
+                raise serializers.ValidationError({"push_url": [f"refused: {refused.reason}"]}) from None
+
+    def name_taken(self, name: str) -> bool:
+        others = self.room_object.subscriptions.all()
+        if self.instance is not None:
+            others = others.exclude(pk=self.instance.pk)
+        return others.filter(name=name).exists()
+
+    def create(self, validated_data: dict[str, Any]) -> Subscription:
+        with unique_or_conflict("name", self.taken(validated_data["name"])):
+            return Subscription.objects.create(room=self.context["room"], **validated_data)
+
+    def update(self, instance: Subscription, validated_data: dict[str, Any]) -> Subscription:
+        with unique_or_conflict("name", self.taken(validated_data.get("name", instance.name))):
+            return super().update(instance, validated_data)
+
+    def taken(self, name: str) -> str:
+        return f"room {self.room_object.pk} already has a subscription named {name!r}"
+
+
+class SubscriptionDeletedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    dead_lettered = serializers.IntegerField(help_text="Unsettled deliveries dead-lettered by the deletion.")
+    detail = serializers.CharField()

@@ -1,0 +1,136 @@
+"""Push URLs may not reach Dovecote's own network (SSRF), checked on write and before every POST.
+
+These tests replace DNS (socket.getaddrinfo) so they need no network: `check_push_url` is a pure
+function of the URL, what the host resolves to, and DOVECOTE_PUSH_ALLOW_HOSTS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+
+import pytest
+from django.test import override_settings
+
+from delivery.models import DeliveryAttempt
+from delivery.transports import PushRequest, PushTransport
+from delivery.url_safety import UnsafePushUrl, check_push_url
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """A fake resolver: map host names to addresses; unknown names do not resolve."""
+    records: dict[str, list[str]] = {}
+
+    def getaddrinfo(host: str, port: int, *args: object, **kwargs: object) -> list[tuple]:
+        addresses = [host] if _is_address(host) else records.get(host)
+        if not addresses:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [(socket.AF_INET6 if ":" in a else socket.AF_INET, socket.SOCK_STREAM, 6, "", (a, port))
+                for a in addresses]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return records
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.9", "private"),
+        ("192.168.1.1", "private"),
+        ("fd12:3456::1", "private"),
+        ("169.254.169.254", "cloud metadata"),
+        ("fd00:ec2::254", "cloud metadata"),
+        ("169.254.10.10", "link-local"),
+        ("fe80::1", "link-local"),
+        ("224.0.0.251", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("240.0.0.1", "reserved"),
+        ("100.100.100.200", "non-public"),
+    ],
+)
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
+def test_a_host_resolving_to_an_internal_address_is_refused_naming_it(dns: dict, address: str, kind: str) -> None:
+    dns["hooks.example"] = [address]
+    with pytest.raises(UnsafePushUrl) as refused:
+        check_push_url("https://hooks.example/in")
+    expected = address.removeprefix("::ffff:")
+    assert refused.value.reason == f"hooks.example resolves to {expected}, a {kind} address"
+
+
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
+def test_a_public_address_is_allowed(dns: dict) -> None:
+    dns["hooks.example"] = ["93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946"]
+    check_push_url("https://hooks.example:8443/in?x=1")
+
+
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
+def test_one_internal_address_among_public_ones_is_enough_to_refuse(dns: dict) -> None:
+    dns["hooks.example"] = ["93.184.216.34", "10.0.0.5"]
+    with pytest.raises(UnsafePushUrl, match="10.0.0.5, a private address"):
+        check_push_url("http://hooks.example/")
+
+
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
+def test_an_address_literal_is_checked_too(dns: dict) -> None:
+    with pytest.raises(UnsafePushUrl, match=r"127.0.0.1 resolves to 127.0.0.1, a loopback address"):
+        check_push_url("http://127.0.0.1:8000/")
+    with pytest.raises(UnsafePushUrl, match="a loopback address"):
+        check_push_url("http://[::1]/")
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("ftp://hooks.example/x", "the scheme must be http or https, not 'ftp'"),
+        ("file:///etc/passwd", "the scheme must be http or https, not 'file'"),
+        ("//hooks.example/x", "the scheme must be http or https, not 'none'"),
+        ("http:///x", "the URL has no host"),
+        ("http://hooks.example:99999/", "the port is not a number from 0 to 65535"),
+        ("http://nowhere.example/", "nowhere.example does not resolve"),
+    ],
+)
+def test_urls_that_are_not_plain_http_to_a_real_host_are_refused(dns: dict, url: str, reason: str) -> None:
+    dns["hooks.example"] = ["93.184.216.34"]
+    with pytest.raises(UnsafePushUrl) as refused:
+        check_push_url(url)
+    assert refused.value.reason.startswith(reason)
+
+
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=["10.0.0.0/8", "127.0.0.1", "Receiver.Internal"])
+def test_the_allow_list_admits_networks_addresses_and_host_names(dns: dict) -> None:
+    dns["queue.corp"] = ["10.20.30.40"]
+    check_push_url("http://queue.corp/in")
+    check_push_url("http://127.0.0.1:9/in")
+    check_push_url("http://receiver.internal./in")  # allowed by name: not even resolved
+    dns["db.corp"] = ["192.168.0.10"]
+    with pytest.raises(UnsafePushUrl, match="192.168.0.10, a private address"):
+        check_push_url("http://db.corp/")
+
+
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
+def test_the_transport_refuses_an_unsafe_url_at_delivery_time_without_sending(dns: dict) -> None:
+    # The name passed the check when the subscription was written, then its DNS record changed.
+    dns["hooks.example"] = ["10.9.8.7"]
+    request = PushRequest(url="http://hooks.example/in", body=b"{}", message_id="m-1", correlation_id="c-1",
+                          attempt=1, signing_secret="whsec_" + "A" * 44, timeout_ms=200)
+    transport = PushTransport()
+    try:
+        result = transport.post(request)
+    finally:
+        transport.close()
+    assert result.outcome == DeliveryAttempt.Outcome.FAILURE and result.status_code is None
+    assert result.error == "push URL refused: hooks.example resolves to 10.9.8.7, a private address"
+    assert not result.ok
