@@ -31,6 +31,7 @@ from delivery.broker.shared import shared_broker
 from delivery.frames import FrameInfo
 from delivery.models import Delivery, PublishedMessage
 from delivery.transports import PushRequest, PushResult, PushTransport
+from rooms.models import Room
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.push")
@@ -214,8 +215,11 @@ class PushSession:
     def _still_active(self) -> bool:
         if time.monotonic() - self._refreshed >= REFRESH_S:
             self.lost_claim = not renew_claim(self.subscription.pk, self.token)
-            self.subscription.refresh_from_db()
-            self.subscription.room.refresh_from_db()
+            try:
+                self.subscription.refresh_from_db()
+                self.subscription.room.refresh_from_db()
+            except (Subscription.DoesNotExist, Room.DoesNotExist):
+                self.lost_claim = True  # deleted while the session ran: its queue is being drained
             self._refreshed = time.monotonic()
         return self.subscription.is_active and not self.lost_claim
 

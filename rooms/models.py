@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import jsonschema
+import referencing.exceptions
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -102,10 +103,12 @@ class EventType(models.Model):
         if not self.schema:
             return []
         validator = jsonschema.Draft202012Validator(self.schema)
-        return [
-            f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}"
-            for error in sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
-        ]
+        try:
+            errors = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+        except (referencing.exceptions.Unresolvable, RecursionError) as error:
+            # A $ref that leaves the schema (never fetched) or loops: the type cannot check payloads.
+            return [f"the schema of {self} cannot be applied: {type(error).__name__}: {error}"[:500]]
+        return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}" for error in errors]
 
 
 API_KEY_PREFIX = "dvc_"

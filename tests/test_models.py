@@ -149,3 +149,10 @@ def test_a_keys_last_use_is_written_at_most_once_a_minute() -> None:
     key.mark_used(start + timedelta(seconds=61))
     key.refresh_from_db()
     assert key.last_used_at == start + timedelta(seconds=61)
+
+
+@pytest.mark.parametrize("schema", [{"$ref": "#"}, {"$ref": "https://schemas.example/order.json"}])
+def test_a_schema_that_cannot_be_applied_rejects_payloads_with_a_reason(schema: dict) -> None:
+    event_type = make_event_type(make_room(), schema=schema)
+    [error] = event_type.schema_errors({"order_id": 1})
+    assert error.startswith("the schema of order.created v1 cannot be applied")
