@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import logging
 import subprocess
 import sys
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from analytics.jobs.config import Database, JobConfig
 
-log = logging.getLogger("dovecote.analytics")
+if TYPE_CHECKING:
+    from analytics.jobs.main import RunSummary
 
 CHILD_TIMEOUT_S = 3 * 3600
 
@@ -32,21 +33,21 @@ def job_config(master: str | None = None) -> JobConfig:
 
 
 def run_reports(*, since: datetime | None = None, until: datetime | None = None, full: bool = False,
-                master: str | None = None):
-    """Run the report jobs in this process, as the Spark driver (stopping the session only if it started it)."""
+                master: str | None = None) -> RunSummary:
+    """Run the report jobs in this process, as the Spark driver (the JVM starts only if there is work)."""
     from pyspark.sql import SparkSession
 
     from analytics.jobs.main import run_reports as run
-    from analytics.jobs.session import build_session
+    from analytics.jobs.session import LazySession
 
     config = job_config(master)
-    already_running = SparkSession.getActiveSession() is not None
-    spark = build_session(config)
+    if active := SparkSession.getActiveSession():  # a session this process already runs (the tests')
+        return run(lambda: active, config, since=since, until=until, full=full)
+    spark = LazySession(config)
     try:
         return run(spark, config, since=since, until=until, full=full)
     finally:
-        if not already_running:
-            spark.stop()
+        spark.stop()
 
 
 def run_reports_in_child(*, full: bool = False) -> str:

@@ -10,6 +10,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,8 +25,8 @@ from pyspark.sql import functions as F
 from analytics.jobs import reports
 from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.hours import UTC, Scope
-from analytics.jobs.session import build_session
-from analytics.jobs.sources import read_attempts, read_deliveries, read_sends
+from analytics.jobs.session import LazySession
+from analytics.jobs.sources import read_attempts, read_expiries, read_sends
 from analytics.jobs.store import ID_TABLES, Marks, Report, ReportStore, RunInProgress
 
 REPORTS = [
@@ -50,12 +51,13 @@ class RunSummary:
                 f"{self.hours_processed} hours in {self.seconds:.1f} s")
 
 
-def run_reports(spark: SparkSession, config: JobConfig, *, since: datetime | None = None,
+def run_reports(spark: Callable[[], SparkSession], config: JobConfig, *, since: datetime | None = None,
                 until: datetime | None = None, full: bool = False) -> RunSummary:
     """Recompute the report rows of the hours changed since the last run.
 
     With `full`, every hour; with `since`/`until`, every hour of that window (a backfill or a repair,
-    which leaves the watermark where it was).
+    which leaves the watermark where it was). `spark` is called for the session only when some
+    hour needs recomputing.
     """
     started = time.monotonic()
     windowed = since is not None or until is not None
@@ -68,7 +70,7 @@ def run_reports(spark: SparkSession, config: JobConfig, *, since: datetime | Non
             scope = plan(store, config, previous, Scope.window(since, until))
             store.progress(run_id, 5, f"recomputing {scope.describe()}")
             if not scope.is_empty:
-                stage_reports(spark, config, store, run_id, scope)
+                stage_reports(spark(), config, store, run_id, scope)
             # Only a run over every hour may move the watermark: a window leaves other hours behind.
             rows, hours = store.publish(run_id, scope, REPORTS, None if windowed else marks, scope.describe())
         except BaseException as error:
@@ -88,11 +90,12 @@ def plan(store: ReportStore, config: JobConfig, previous: Marks | None, window: 
 def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, run_id: int, scope: Scope) -> None:
     """Read the scope's log rows, compute every report and append it to its staging table."""
     bounds = {name: store.id_bounds(name) for name in ID_TABLES}
-    deliveries = read_deliveries(spark, config, scope, bounds["deliveries"]).cache()
-    attempts = reports.attempt_facts(read_attempts(spark, config, scope, bounds["attempts"]), deliveries).cache()
-    sends = reports.send_facts(read_sends(spark, config, scope, bounds["sends"]), deliveries).cache()
+    # Each input feeds several reports: cache it, so the log is read once.
+    attempts = read_attempts(spark, config, scope, bounds["attempts"]).cache()
+    sends = read_sends(spark, config, scope, bounds["sends"]).cache()
+    expiries = read_expiries(spark, config, scope, bounds["deliveries"])
     outputs = [
-        reports.hourly(attempts, sends, reports.expiries(deliveries)),
+        reports.hourly(attempts, sends, expiries),
         reports.latency(attempts, config.percentile_accuracy),
         reports.errors(attempts),
         reports.retry_cost(attempts, sends),
@@ -100,11 +103,10 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
     try:
         for done, (report, frame) in enumerate(zip(REPORTS, outputs, strict=True)):
             store.progress(run_id, 10 + 20 * done, f"computing {report.table}")
-            # Expiries are read by delivery and may fall outside the scope: keep the scope's hours only.
-            write_staging(reports.in_scope(frame, scope.ranges), config, report.staging, run_id)
+            write_staging(frame, config, report.staging, run_id)
         store.progress(run_id, 90, "swapping the new rows in")
     finally:
-        for frame in (sends, attempts, deliveries):
+        for frame in (sends, attempts):
             frame.unpersist()
 
 
@@ -152,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     config = JobConfig(database=Database.from_url(url), master=args.master, driver_memory=args.driver_memory,
                        jars=args.jars, partitions=args.partitions, fetchsize=args.fetchsize)
-    spark = build_session(config)
+    spark = LazySession(config)
     try:
         print(run_reports(spark, config, since=args.since, until=args.until, full=args.full))
     except RunInProgress as busy:

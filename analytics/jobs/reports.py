@@ -3,7 +3,8 @@
 Every figure belongs to the UTC hour of one timestamp of one log row, so a report row depends
 only on the rows of its own hour: recomputing an hour from the log always gives the same row.
 Room and event type are the message's; the subscription is the delivery's (for a deleted
-subscription, the one its queue name names).
+subscription, the one its queue name names). The inputs (analytics/jobs/sources.py) carry those
+dimensions and an `hour` column.
 
 report_hourly, per hour × room × subscription × event type:
   published         published_messages rows of kind `publish` sent in the hour (first sends; replays excluded)
@@ -61,24 +62,7 @@ RETRY_COST_COLUMNS = ["key", *SUBSCRIPTION_KEYS, "publishes", "replays", "retrie
                       "retry_delay_ms", "retry_attempts"]
 
 
-def attempt_facts(attempts: DataFrame, deliveries: DataFrame) -> DataFrame:
-    """Give each attempt its hour, room, subscription, event type and publish time."""
-    return attempts.join(deliveries.drop("status", "updated_at"), "delivery_id").withColumn(
-        "hour", F.date_trunc("hour", "started_at"))
-
-
-def send_facts(sends: DataFrame, deliveries: DataFrame) -> DataFrame:
-    """Give each broker send its hour, room, subscription and event type."""
-    return sends.join(deliveries.drop("status", "updated_at", "published_at"), "delivery_id").withColumn(
-        "hour", F.date_trunc("hour", "sent_at"))
-
-
-def expiries(deliveries: DataFrame) -> DataFrame:
-    """Return the expired deliveries, in the hour their status was set."""
-    return deliveries.where(F.col("status") == "expired").withColumn("hour", F.date_trunc("hour", "updated_at"))
-
-
-def hourly(attempts: DataFrame, sends: DataFrame, expired: DataFrame) -> DataFrame:
+def hourly(attempts: DataFrame, sends: DataFrame, expiries: DataFrame) -> DataFrame:
     """Count publishes, deliveries, failures, retries, dead letters and expiries per room, subscription, event type, hour."""
     success = F.col("outcome") == "success"
     counts = [
@@ -90,7 +74,7 @@ def hourly(attempts: DataFrame, sends: DataFrame, expired: DataFrame) -> DataFra
                                    count_where(~success).alias("failed_attempts"),
                                    F.sum(F.when(success, F.col("attempt")).otherwise(0)).cast("long")
                                    .alias("delivered_attempts")),
-        expired.groupBy(KEYS).agg(F.count("*").alias("expired")),
+        expiries.groupBy(KEYS).agg(F.count("*").alias("expired")),
     ]
     settled = F.col("delivered") + F.col("dead_lettered") + F.col("expired")
     return sum_by(KEYS, counts).withColumns({
@@ -175,12 +159,3 @@ def row_key(*columns: str) -> Column:
         parts.append(F.coalesce(value, F.lit("*")))
     return F.concat_ws("|", *parts)
 
-
-def in_scope(frame: DataFrame, ranges: tuple | None) -> DataFrame:
-    """Keep the rows whose hour is in `ranges` (None: every row)."""
-    if ranges is None:
-        return frame
-    condition = F.lit(False)
-    for start, end in ranges:
-        condition = condition | ((F.col("hour") >= F.lit(start)) & (F.col("hour") < F.lit(end)))
-    return frame.where(condition)

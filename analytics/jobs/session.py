@@ -24,6 +24,7 @@ def spark_conf(config: JobConfig) -> dict[str, str]:
         "spark.sql.shuffle.partitions": str(config.shuffle_partitions),
         "spark.ui.enabled": "false",  # no port to collide with other runs on the same machine
         "spark.ui.showConsoleProgress": "false",
+        "spark.log.level": "WARN",
     }
 
 
@@ -33,9 +34,7 @@ def build_session(config: JobConfig) -> SparkSession:
     builder = SparkSession.builder.master(config.master).appName(config.app_name)
     for key, value in spark_conf(config).items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
-    return session
+    return builder.getOrCreate()
 
 
 def prepare_environment(config: JobConfig) -> None:
@@ -52,3 +51,20 @@ def prepare_environment(config: JobConfig) -> None:
         # and run the cluster's Python, not this path.
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+class LazySession:
+    """Start the session on first use: a run with nothing to recompute never starts a JVM."""
+
+    def __init__(self, config: JobConfig) -> None:
+        self.config = config
+        self.session: SparkSession | None = None
+
+    def __call__(self) -> SparkSession:
+        if self.session is None:
+            self.session = build_session(self.config)
+        return self.session
+
+    def stop(self) -> None:
+        if self.session is not None:
+            self.session.stop()

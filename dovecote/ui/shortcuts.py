@@ -38,12 +38,10 @@ def staff_required(view: View) -> View:
 
 
 def render_page(request: HttpRequest, template: str, context: dict[str, Any], *,
-                fragments: Iterable[str] = (), status: int = 200) -> TemplateResponse:
+                fragments: Iterable[str] = ()) -> TemplateResponse:
     """Render `template`, or only its partial named by the htmx target's id when it is one of `fragments`."""
-    target = request.htmx.target if request.htmx else None
-    if target and target in fragments:
-        template = f"{template}#{target}"
-    response = TemplateResponse(request, template, context, status=status)
+    fragment = wanted_fragment(request, fragments)
+    response = TemplateResponse(request, f"{template}#{fragment}" if fragment else template, context)
     # The same URL answers with a page or a fragment: caches (and the back button) must tell them apart.
     patch_vary_headers(response, ["HX-Request", "HX-Target"])
     return response
