@@ -1,4 +1,11 @@
 # Dovecote's app image: web (gunicorn), Celery worker and beat all run from it (docker-compose.yml).
+
+# Front-end packages (htmx) from the npm registry, per package-lock.json; nothing of them is committed.
+FROM node:20-slim AS assets
+WORKDIR /assets
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
 FROM python:3.13-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -16,8 +23,9 @@ COPY requirements.txt .
 RUN pip install -r requirements.txt
 
 COPY . .
+COPY --from=assets /assets/node_modules ./node_modules
 
-# Static files are collected at build time; var/ holds beat's schedule and must be writable.
+# Static files (with htmx from node_modules) are collected at build time; var/ must be writable.
 RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --no-input --verbosity 0 \
     && mkdir -p var \
     && chown dovecote:dovecote var

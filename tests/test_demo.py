@@ -38,7 +38,7 @@ def test_the_demo_delivers_retries_and_dead_letters_within_30_seconds(tmp_path: 
         demo = subprocess.Popen([sys.executable, "manage.py", "demo", "--port", str(port), "--rate", "5"],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        key = wait_for_banner(log, demo)
+        key = wait_for_banner(log, demo, port)
         base = f"http://127.0.0.1:{port}/api/v1/messages/"
         deadline = time.monotonic() + 30
         seen: dict[str, bool] = {}
@@ -60,13 +60,21 @@ def test_the_demo_delivers_retries_and_dead_letters_within_30_seconds(tmp_path: 
     assert "Dovecote demo stopped." in log.read_text()
 
 
-def wait_for_banner(log: Path, demo: subprocess.Popen, timeout: float = 60) -> str:
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2):
+            return True
+    except OSError:
+        return False
+
+
+def wait_for_banner(log: Path, demo: subprocess.Popen, port: int, timeout: float = 60) -> str:
     """Wait until the demo prints its API key, and its web server answers; return the key."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert demo.poll() is None, log.read_text()
         lines = [line for line in log.read_text().splitlines() if line.strip().startswith("API key:")]
-        if lines:
+        if lines and answers(f"http://127.0.0.1:{port}/healthz/"):
             return lines[0].split()[-1]
         time.sleep(0.2)
     raise AssertionError(f"the demo did not start in {timeout} s:\n{log.read_text()}")

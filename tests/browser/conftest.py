@@ -94,8 +94,9 @@ class Problems:
         self.seen.append(f"uncaught: {error}")
 
     def request_failed(self, request: Request) -> None:
-        # A poll cut short by leaving the page is aborted by the browser, not failed by the server.
-        if request.failure == "net::ERR_ABORTED" and request.resource_type in {"xhr", "fetch"}:
+        # Leaving a page cancels what it still loads (a poll, an icon): the browser aborted it, no
+        # server or network failed. Any other failure counts.
+        if request.failure == "net::ERR_ABORTED":
             return
         self.seen.append(f"request failed: {request.method} {request.url} ({request.failure})")
 
