@@ -6,6 +6,8 @@ from typing import Any
 
 from django.db.models import Max, QuerySet, Sum
 from drf_spectacular.utils import extend_schema
+
+from dovecote.api_errors import error_responses
 from rest_framework import exceptions, generics, pagination, serializers
 
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
@@ -64,7 +66,7 @@ def scoped_to_key(request: Any, rows: QuerySet, room: int | None) -> QuerySet:
     return rows if key.is_admin else rows.filter(room_id__in=key.rooms.values("pk"))
 
 
-@extend_schema(parameters=[HourlyFilters])
+@extend_schema(parameters=[HourlyFilters], responses={200: HourlySerializer(many=True), **error_responses(400, 403, 404)})
 class HourlyView(ReportView):
     """Published, delivered, failed, retried, dead-lettered and expired per room, subscription, event type, hour."""
 
@@ -76,7 +78,7 @@ class HourlyView(ReportView):
         return HourlyReport.objects.order_by("hour", "key")
 
 
-@extend_schema(parameters=[LatencyFilters])
+@extend_schema(parameters=[LatencyFilters], responses={200: LatencySerializer(many=True), **error_responses(400, 403, 404)})
 class LatencyView(ReportView):
     """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type."""
 
@@ -88,7 +90,7 @@ class LatencyView(ReportView):
         return LatencyReport.objects.order_by("hour", "key")
 
 
-@extend_schema(parameters=[ErrorFilters])
+@extend_schema(parameters=[ErrorFilters], responses={200: ErrorReportRowSerializer(many=True), **error_responses(400, 403, 404)})
 class ErrorsView(ReportView):
     """Failed attempts per subscription and hour, by outcome (the error class) and HTTP status code."""
 
@@ -100,7 +102,7 @@ class ErrorsView(ReportView):
         return ErrorReport.objects.order_by("hour", "key")
 
 
-@extend_schema(parameters=[RetryCostFilters])
+@extend_schema(parameters=[RetryCostFilters], responses={200: RetryCostSerializer(many=True), **error_responses(400, 403, 404)})
 class RetryCostView(ReportView):
     """Sends of each kind and redelivery attempts per hour, per room (default) or subscription."""
 
@@ -116,7 +118,7 @@ class RetryCostView(ReportView):
                 .order_by(*grain))
 
 
-@extend_schema(parameters=[ReportFilters])
+@extend_schema(parameters=[ReportFilters], responses={200: EndpointSerializer(many=True), **error_responses(400, 403, 404)})
 class SlowestEndpointsView(ReportView):
     """Subscriptions by their worst hourly attempt duration p95 over the window, slowest first.
 
@@ -145,6 +147,7 @@ class SlowestEndpointsView(ReportView):
         return page
 
 
+@extend_schema(responses={200: RunSerializer(many=True), **error_responses(404)})
 class RunsView(generics.ListAPIView):
     """Report runs, newest first: status, progress, scope and the rows they wrote."""
 

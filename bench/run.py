@@ -83,6 +83,9 @@ def main() -> int:
     import django
 
     django.setup()
+    from delivery.maintenance import start_ids_after_earlier_databases
+
+    start_ids_after_earlier_databases()  # earlier runs' frames still sit on the queues of ids 1, 2, …
     from bench import figures, stack
     from bench.receiver import FastReceiver
     from rooms.models import ApiKey

@@ -10,7 +10,8 @@ from django.conf import settings
 from tests.callers import KINDS, Caller
 from tests.receiver import Receiver
 from tests.services import IN_CI, redis_url, stomp_url
-from tests.workers import WorkerProcess, close_other_sessions, move_id_sequences_past_earlier_runs
+from delivery.maintenance import start_ids_after_earlier_databases
+from tests.workers import WorkerProcess, close_other_sessions
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -28,7 +29,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:  # noqa: ANN001
     with django_db_blocker.unblock():
-        move_id_sequences_past_earlier_runs()
+        start_ids_after_earlier_databases()
     yield
     with django_db_blocker.unblock():
         close_other_sessions()

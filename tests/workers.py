@@ -76,16 +76,6 @@ class WorkerProcess:
         self.log.close()
 
 
-def move_id_sequences_past_earlier_runs() -> None:
-    """Start ids where no earlier test run's broker queues can name them."""
-    if connection.vendor != "postgresql":
-        return
-    start = int(time.time() * 1000)
-    with connection.cursor() as cursor:
-        for table in ("rooms_room", "subscriptions_subscription", "delivery_delivery"):
-            cursor.execute("SELECT setval(pg_get_serial_sequence(%s, 'id'), %s)", [table, start])
-
-
 def close_other_sessions() -> None:
     """End the sessions background threads (the outbox relay) keep, so the test database can be dropped."""
     if connection.vendor != "postgresql":
