@@ -217,8 +217,13 @@ def end_to_end_latency(ctx: Context, rate: float, seconds: float) -> tuple[float
             future.result()
     for client in clients:
         client.close()
-    wait_until(lambda: len(ctx.receiver.arrivals) >= total, timeout=60, poll=0.05)
-    latencies = [(a.at - sent[a.webhook_id]) * 1000 for a in ctx.receiver.arrivals if a.webhook_id in sent]
+    try:
+        wait_until(lambda: len(ctx.receiver.arrivals) >= total, timeout=60, poll=0.05)
+    except TimeoutError:
+        pass  # what has not arrived after a minute counts as a minute late
+    arrived = {a.webhook_id: a.at for a in ctx.receiver.arrivals if a.webhook_id in sent and a.attempt == 1}
+    deadline = time.monotonic()
+    latencies = [(arrived.get(message_id, deadline) - t) * 1000 for message_id, t in sent.items()]
     return percentile(latencies, 50), percentile(latencies, 99)
 
 
@@ -232,7 +237,10 @@ def redelivery_timing_error(ctx: Context, n: int, delay_ms: int = 200) -> tuple[
             batch = {"messages": [event(i) for i in range(start, min(n, start + 100))]}
             client.post(f"/api/v1/rooms/{room_id}/messages/batch/", json=batch).raise_for_status()
             time.sleep(0.2)
-    wait_until(lambda: sum(a.attempt == 2 for a in ctx.receiver.arrivals) >= n, timeout=120, poll=0.05)
+    try:
+        wait_until(lambda: sum(a.attempt == 2 for a in ctx.receiver.arrivals) >= n, timeout=120, poll=0.05)
+    except TimeoutError:
+        pass  # report on the retries that came; a missing one shows as a low count in the log
     first = {a.webhook_id: a.at for a in ctx.receiver.arrivals if a.attempt == 1}
     errors = [(a.at - first[a.webhook_id]) * 1000 - delay_ms for a in ctx.receiver.arrivals
               if a.attempt == 2 and a.webhook_id in first]
