@@ -296,7 +296,7 @@ class Life:
             self.settle("expired", finish, code=code, error=error)
             return 0, start
         self.attempt(frame, start, duration, outcome, code, error, delay)
-        self.send("retry", self.target.destination, frame + 1, delay, finish + ms(rng.uniform(1, 8)))
+        self.send("retry", self.target.destination, frame + 1, delay, self.soon_after(finish))
         self.settle("retrying", finish, code=code, error=error)
         self.next_attempt_at = finish + ms(delay)
         return frame + 1, self.next_attempt_at + ms(rng.uniform(0, 25))
@@ -322,7 +322,7 @@ class Life:
     def dead_letter(self, frame: int, at: datetime, code: int | None, reason: str) -> tuple[int, datetime]:
         """Send to the dead-letter queue; an operator replays a few of them later."""
         rng = self.sim.rng
-        sent = at + ms(rng.uniform(1, 8))
+        sent = self.soon_after(at)
         self.send("dead_letter", self.target.dead_letter_destination, frame, 0, sent)
         self.settle("dead_lettered", sent, code=code, error=reason)
         replay_at = sent + timedelta(minutes=rng.uniform(10, 360))
@@ -335,6 +335,10 @@ class Life:
         self.send("replay", self.target.destination, 1, 0, resent)
         self.settle("queued", resent)
         return 1, resent + ms(self.sim.pickup_ms(self.target))
+
+    def soon_after(self, moment: datetime) -> datetime:
+        """Return when the copy sent after an attempt is confirmed: a few ms later, but not past the end."""
+        return min(moment + ms(self.sim.rng.uniform(1, 8)), self.sim.end)
 
     def settle(self, status: str, at: datetime, *, code: int | None = None, error: str = "") -> None:
         self.status, self.updated_at = status, at

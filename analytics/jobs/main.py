@@ -26,8 +26,8 @@ from analytics.jobs import reports
 from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.hours import UTC, Scope
 from analytics.jobs.session import LazySession
-from analytics.jobs.sources import read_attempts, read_expiries, read_sends
-from analytics.jobs.store import ID_TABLES, Marks, Report, ReportStore, RunInProgress
+from analytics.jobs.sources import partition_count, read_attempts, read_expiries, read_sends
+from analytics.jobs.store import INPUTS, Marks, Report, ReportStore, RunInProgress
 
 REPORTS = [
     Report("report_hourly", reports.HOURLY_COLUMNS),
@@ -89,14 +89,15 @@ def plan(store: ReportStore, config: JobConfig, previous: Marks | None, window: 
 
 def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, run_id: int, scope: Scope) -> None:
     """Read the scope's log rows, compute every report and append it to its staging table."""
-    bounds = {name: store.id_bounds(name) for name in ID_TABLES}
+    ids = {name: store.id_range(name, scope) for name in INPUTS}
     # Each input feeds several reports: cache it, so the log is read once.
-    attempts = read_attempts(spark, config, scope, bounds["attempts"]).cache()
-    sends = read_sends(spark, config, scope, bounds["sends"]).cache()
-    expiries = read_expiries(spark, config, scope, bounds["deliveries"])
+    attempts = read_attempts(spark, config, scope, ids["attempts"]).cache()
+    sends = read_sends(spark, config, scope, ids["sends"]).cache()
+    expiries = read_expiries(spark, config, scope, ids["expiries"])
     outputs = [
         reports.hourly(attempts, sends, expiries),
-        reports.latency(attempts, config.percentile_accuracy),
+        reports.latency(attempts, config.percentile_accuracy,
+                        max(config.shuffle_partitions, partition_count(config, ids["attempts"]))),
         reports.errors(attempts),
         reports.retry_cost(attempts, sends),
     ]

@@ -16,13 +16,17 @@ from datetime import datetime, timedelta
 
 import psycopg
 
-from analytics.jobs.config import Database
+from analytics.jobs.config import Database, IdRange
 from analytics.jobs.hours import Scope
 
 # One report run at a time per database: a session-level advisory lock, released if the driver dies.
 RUN_LOCK = 0x646F7665636F7465 & 0x7FFFFFFFFFFFFFFF  # "dovecote"
-ID_TABLES = {"sends": "published_messages", "attempts": "delivery_attempts", "deliveries": "delivery_delivery"}
-
+# Each input a run reads: its table, the timestamp that puts a row in an hour, and which rows count.
+INPUTS = {
+    "sends": ("published_messages", "sent_at", "TRUE"),
+    "attempts": ("delivery_attempts", "started_at", "TRUE"),
+    "expiries": ("delivery_delivery", "updated_at", "status = 'expired'"),
+}
 
 class RunInProgress(Exception):
     """Another report run holds the lock."""
@@ -140,10 +144,12 @@ class ReportStore:
                   "max_attempt_id": previous.max_attempt_id, "max_delivery_id": previous.max_delivery_id}
         return [row[0] for row in self.execute(TOUCHED_HOURS, params)]
 
-    def id_bounds(self, name: str) -> tuple[int, int] | None:
-        """Return the lowest and highest id of a log table (an index lookup each), or None when empty."""
-        low, high = self.execute(f"SELECT min(id), max(id) FROM {ID_TABLES[name]}").fetchone()
-        return None if low is None else (low, high)
+    def id_range(self, name: str, scope: Scope) -> IdRange | None:
+        """Return the lowest and highest id of an input's rows in scope, and how many there are (None: none)."""
+        table, column, condition = INPUTS[name]
+        low, high, rows = self.execute(
+            f"SELECT min(id), max(id), count(*) FROM {table} WHERE {condition} AND {scope.sql(column)}").fetchone()
+        return None if low is None else IdRange(low, high, rows)
 
     # ---- the swap ------------------------------------------------------------------------------
 
