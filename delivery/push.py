@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -164,21 +165,22 @@ class PushSession:
         while True:
             accepting = time.monotonic() < deadline and not stopping.is_set() and self._still_active()
             if accepting:
-                for frame in self._release_due():
-                    self._start(consumer, pool, transport, frame)
-                while len(self.in_flight) + len(self.held) < width and self._still_active():
-                    frame = consumer.receive(timeout=self._receive_wait())
+                arrived = self._release_due()
+                while len(self.in_flight) + len(self.held) + len(arrived) < width and self._still_active():
+                    frame = consumer.receive(timeout=0.0 if arrived else self._receive_wait())
                     if frame is None:
                         break
                     last_activity = time.monotonic()
                     if not self._hold(frame):
-                        self._start(consumer, pool, transport, frame)
+                        arrived.append(frame)
+                if arrived:
+                    self._start(consumer, pool, transport, arrived)
             if self.in_flight:
                 if not accepting:
                     self._still_active()  # keep the claim while draining
                 done, _ = wait(self.in_flight, timeout=0.01, return_when=FIRST_COMPLETED)
-                for future in done:
-                    self._finish(consumer, self.in_flight.pop(future), future.result())
+                if done:
+                    self._finish(consumer, [(self.in_flight.pop(future), future.result()) for future in done])
                     last_activity = time.monotonic()
                 continue
             if not accepting:
@@ -230,71 +232,147 @@ class PushSession:
         ).exists()
 
     def _start(self, consumer: Consumer, pool: ThreadPoolExecutor, transport: PushTransport,
-               frame: ReceivedMessage) -> None:
+               received: list[ReceivedMessage]) -> None:
+        """Judge a burst of frames together and POST the attempts they start."""
         try:
-            job = prepare(self.subscription, self.broker, consumer, frame)
+            jobs, settled = prepare_burst(self.subscription, self.broker, consumer, received)
         except BrokerError:
-            log.exception("push: broker error while preparing frame %s", frame.broker_message_id)
-            return
-        if job is None:
-            self.settled += 1
-            return
-        message = job.delivery.message
-        request = PushRequest(
-            url=self.subscription.push_url, body=frame.body, message_id=str(message.id),
-            correlation_id=message.correlation_id, attempt=job.attempt,
-            signing_secret=self.subscription.signing_secret, timeout_ms=self.subscription.timeout_ms,
-        )
-        self.in_flight[pool.submit(transport.post, request)] = job
+            log.exception("push: broker error while preparing %d frames", len(received))
+            return  # unacked frames come back; what was claimed is recognised as an unfinished attempt
+        self.settled += settled
+        for job in jobs:
+            message = job.delivery.message
+            request = PushRequest(
+                url=self.subscription.push_url, body=job.frame.body, message_id=str(message.id),
+                correlation_id=message.correlation_id, attempt=job.attempt,
+                signing_secret=self.subscription.signing_secret, timeout_ms=self.subscription.timeout_ms,
+            )
+            self.in_flight[pool.submit(transport.post, request)] = job
 
-    def _finish(self, consumer: Consumer, job: InFlight, result: PushResult) -> None:
-        try:
-            record_outcome(self.subscription, self.broker, consumer, job, result)
-            self.settled += 1
-        except BrokerError:
-            # The original stays unacked and comes back; `prepare` treats it as an unfinished attempt.
-            log.exception("push: broker error while settling delivery %s", job.delivery.pk)
+    def _finish(self, consumer: Consumer, finished: list[tuple[InFlight, PushResult]]) -> None:
+        """Settle the POSTs that finished together: the successes in one transaction, the rest one by one."""
+        # On a broker error the originals stay unacked and come back; `prepare` recognises them.
+        successes = [(job, result) for job, result in finished if result.ok]
+        if successes:
+            try:
+                record_successes(consumer, successes)
+                self.settled += len(successes)
+            except BrokerError:
+                log.exception("push: broker error while acking %d deliveries", len(successes))
+        for job, result in finished:
+            if not result.ok:
+                try:
+                    record_failure(self.subscription, self.broker, consumer, job, result)
+                    self.settled += 1
+                except BrokerError:
+                    log.exception("push: broker error while settling delivery %s", job.delivery.pk)
 
 
-# ---- the state rules of one frame ----------------------------------------------------------------
+# ---- the state rules of a frame ------------------------------------------------------------------
+
+CLAIM = "claim"  # judge(): the frame starts a new attempt, if the claim on its delivery succeeds
+
 
 def prepare(subscription: Subscription, broker: Broker, consumer: Consumer,
             frame: ReceivedMessage) -> InFlight | None:
-    """Decide what to do with a frame: start its attempt, or settle it now (return None)."""
-    try:
-        info = FrameInfo.of(frame)
-    except ValueError:
-        log.error("push: dropping a frame without Dovecote headers on %s", frame.destination)
-        consumer.ack(frame)
-        return None
-    delivery = (Delivery.objects.select_related("message__room", "subscription__room")
-                .filter(pk=info.delivery_id).first())
+    """Decide what to do with one frame: start its attempt, or settle it now (return None)."""
+    jobs, _ = prepare_burst(subscription, broker, consumer, [frame])
+    return jobs[0] if jobs else None
+
+
+def prepare_burst(subscription: Subscription, broker: Broker, consumer: Consumer,
+                  received: list[ReceivedMessage]) -> tuple[list[InFlight], int]:
+    """Decide what to do with frames that arrived together; return the attempts to start and the frames settled.
+
+    One SELECT reads every frame's delivery and one conditional UPDATE per attempt number claims the
+    new attempts, so a burst of frames costs two queries, not two per frame. A second frame of the
+    same delivery in the burst is judged afterwards, against what the first one changed.
+    """
+    parsed, settled = [], 0
+    for frame in received:
+        try:
+            parsed.append((frame, FrameInfo.of(frame)))
+        except ValueError:
+            log.error("push: dropping a frame without Dovecote headers on %s", frame.destination)
+            consumer.ack(frame)
+            settled += 1
+    deliveries = load_deliveries(subscription, {info.delivery_id for _, info in parsed})
+    now = timezone.now()
+    jobs: list[InFlight] = []
+    claims: dict[int, list[tuple[ReceivedMessage, Delivery]]] = defaultdict(list)
+    seen: set[int] = set()
+    again = []
+    for frame, info in parsed:
+        if info.delivery_id in seen:
+            again.append(frame)
+            continue
+        seen.add(info.delivery_id)
+        delivery = deliveries.get(info.delivery_id)
+        verdict = judge(subscription, broker, consumer, frame, delivery, info.attempt, now)
+        if verdict == CLAIM:
+            claims[info.attempt].append((frame, delivery))
+        elif verdict is None:
+            settled += 1
+        else:
+            jobs.append(verdict)
+    for attempt, candidates in claims.items():
+        claimed = claim_attempts([delivery.pk for _, delivery in candidates], attempt, now)
+        for frame, delivery in candidates:
+            if delivery.pk in claimed:
+                jobs.append(InFlight(delivery, frame, attempt, now))
+            else:
+                defer(broker, consumer, frame, delivery, attempt, delay_ms=1000)  # raced a duplicate
+                settled += 1
+    for frame in again:
+        more, more_settled = prepare_burst(subscription, broker, consumer, [frame])
+        jobs += more
+        settled += more_settled
+    return jobs, settled
+
+
+def load_deliveries(subscription: Subscription, ids: set[int]) -> dict[int, Delivery]:
+    """Read the deliveries of these ids (one query), each wired to the session's own subscription."""
+    deliveries = {d.pk: d for d in Delivery.objects.select_related("message").filter(pk__in=ids)} if ids else {}
+    for delivery in deliveries.values():
+        if delivery.subscription_id == subscription.pk:
+            delivery.subscription = subscription
+            if delivery.message.room_id == subscription.room_id:
+                delivery.message.room = subscription.room
+    return deliveries
+
+
+def judge(subscription: Subscription, broker: Broker, consumer: Consumer, frame: ReceivedMessage,
+          delivery: Delivery | None, attempt: int, now: datetime) -> InFlight | str | None:
+    """Apply the rules to one frame: settle it now (None), resume it (InFlight), or CLAIM a new attempt."""
     if (delivery is None or delivery.is_final or delivery.subscription_id != subscription.pk
             or str(delivery.message_id) != frame.headers.get(frames.MESSAGE_ID)):
         consumer.ack(frame)  # deleted, settled, not ours, or from another database: nothing to do
         return None
-    now = timezone.now()
     if delivery.message.is_expired(now):
-        settle.expire(delivery, info.attempt)
+        settle.expire(delivery, attempt)
         consumer.ack(frame)
         return None
-    if delivery.status == Status.LEASED and info.attempt <= delivery.attempts:
+    if delivery.status == Status.LEASED and attempt <= delivery.attempts:
         consumer.ack(frame)  # a pull consumer's lease holds this attempt; the frame is a duplicate
         return None
-    if info.attempt < delivery.attempts or (
-        info.attempt == delivery.attempts and delivery.attempt_started_at is None
-    ):
+    if attempt < delivery.attempts or (attempt == delivery.attempts and delivery.attempt_started_at is None):
         consumer.ack(frame)  # a stale copy: this attempt's outcome is recorded and its successor sent
         return None
-    if info.attempt == delivery.attempts:
-        return resume_unfinished(subscription, broker, consumer, frame, delivery, info.attempt, now)
+    if attempt == delivery.attempts:
+        return resume_unfinished(subscription, broker, consumer, frame, delivery, attempt, now)
+    return CLAIM
+
+
+def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[int]:
+    """Start attempt `attempt` of each delivery still before it and unsettled; return the ids claimed."""
     claimed = Delivery.objects.filter(
-        pk=delivery.pk, attempts__lt=info.attempt, status__in=settle.UNSETTLED
-    ).update(attempts=info.attempt, attempt_started_at=now, updated_at=now)
-    if not claimed:
-        defer(broker, consumer, frame, delivery, info.attempt, delay_ms=1000)  # raced a duplicate
-        return None
-    return InFlight(delivery, frame, info.attempt, now)
+        pk__in=delivery_ids, attempts__lt=attempt, status__in=settle.UNSETTLED
+    ).update(attempts=attempt, attempt_started_at=now, updated_at=now)
+    if claimed == len(delivery_ids):
+        return set(delivery_ids)
+    # Some were taken by another worker (or settled) meanwhile: ours carry this claim's timestamp.
+    return set(Delivery.objects.filter(pk__in=delivery_ids, attempts=attempt, attempt_started_at=now)
+               .values_list("pk", flat=True))
 
 
 def resume_unfinished(subscription: Subscription, broker: Broker, consumer: Consumer,
@@ -325,14 +403,17 @@ def defer(broker: Broker, consumer: Consumer, frame: ReceivedMessage, delivery: 
     consumer.ack(frame)
 
 
-def record_outcome(subscription: Subscription, broker: Broker, consumer: Consumer,
-                   job: InFlight, result: PushResult) -> None:
-    """Settle a finished POST per CONTRACT §4 and §5."""
-    delivery, attempt = job.delivery, job.attempt
-    if result.ok:
-        settle.mark_delivered(delivery, attempt, job.started_at, result)
+def record_successes(consumer: Consumer, finished: list[tuple[InFlight, PushResult]]) -> None:
+    """Settle successful POSTs as delivered (one transaction for all), then ack their frames."""
+    settle.mark_delivered_many([(job.delivery, job.attempt, job.started_at, result) for job, result in finished])
+    for job, _ in finished:
         consumer.ack(job.frame)
-        return
+
+
+def record_failure(subscription: Subscription, broker: Broker, consumer: Consumer,
+                   job: InFlight, result: PushResult) -> None:
+    """Settle a failed POST per CONTRACT §4 and §5: retry, dead-letter or expire it, then ack the frame."""
+    delivery, attempt = job.delivery, job.attempt
     subscription.record_error(result.error)
     if result.gone:
         subscription.disable(f"{subscription.push_url} answered 410 Gone at "

@@ -8,7 +8,8 @@ the broker, and `push.prepare` recognises it as already handled when it comes ba
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from collections import defaultdict
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.db.models import F
@@ -26,25 +27,41 @@ UNSETTLED = [s for s in Status.values if s not in Delivery.FINAL_STATUSES]
 NO_LEASE = {"lease_token": "", "lease_expires_at": None}
 
 
-def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
-                next_delay_ms: int | None = None) -> None:
-    """Write the attempt row of the timeline."""
-    DeliveryAttempt.objects.create(
+def attempt_row(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
+                next_delay_ms: int | None = None) -> DeliveryAttempt:
+    """Return the attempt row of the timeline (unsaved)."""
+    return DeliveryAttempt(
         delivery=delivery, correlation_id=delivery.message.correlation_id, life=delivery.replays + 1,
         attempt=attempt, started_at=started_at, duration_ms=result.duration_ms,
         outcome=result.outcome, status_code=result.status_code, error=result.error, next_delay_ms=next_delay_ms,
     )
 
 
+def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
+                next_delay_ms: int | None = None) -> None:
+    """Write the attempt row of the timeline."""
+    attempt_row(delivery, attempt, started_at, result, next_delay_ms).save(force_insert=True)
+
+
 def mark_delivered(delivery: Delivery, attempt: int, started_at, result: PushResult) -> None:  # noqa: ANN001
     """Record a successful attempt."""
+    mark_delivered_many([(delivery, attempt, started_at, result)])
+
+
+def mark_delivered_many(successes: list[tuple[Delivery, int, datetime, PushResult]]) -> None:
+    """Record successful attempts: their attempt rows in one INSERT, the deliveries in one UPDATE per status code."""
+    by_code: dict[int | None, list[int]] = defaultdict(list)
+    for delivery, _, _, result in successes:
+        by_code[result.status_code].append(delivery.pk)
     with transaction.atomic():
-        log_attempt(delivery, attempt, started_at, result)
-        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
-            status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
-            last_status_code=result.status_code, last_error="", updated_at=timezone.now(),
-        )
-    log.debug("delivered", extra=_context(delivery, attempt))
+        DeliveryAttempt.objects.bulk_create([attempt_row(*success) for success in successes])
+        for status_code, delivery_ids in by_code.items():
+            Delivery.objects.filter(pk__in=delivery_ids, status__in=UNSETTLED).update(
+                status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
+                last_status_code=status_code, last_error="", updated_at=timezone.now(),
+            )
+    for delivery, attempt, _, _ in successes:
+        log.debug("delivered", extra=_context(delivery, attempt))
 
 
 def schedule_retry(

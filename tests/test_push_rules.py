@@ -168,3 +168,63 @@ def test_a_copy_claimed_before_its_sender_records_the_failure_keeps_its_claim(
     delivery.refresh_from_db()
     assert delivery.attempts == 2 and delivery.attempt_started_at is not None  # attempt 1's late record changed nothing
     assert delivery.status == "leased"
+
+
+# ---- a burst of frames judged together (`push.prepare_burst`) --------------------------------------
+
+def test_a_burst_applies_the_same_rules_with_two_queries(
+    broker: Broker, delivery: Delivery, django_assert_max_num_queries  # noqa: ANN001
+) -> None:
+    from delivery.push import prepare_burst
+
+    subscription = delivery.subscription
+    fresh = [make_delivery(make_message(subscription.room), subscription) for _ in range(5)]
+    settled = make_delivery(make_message(subscription.room), subscription)
+    Delivery.objects.filter(pk=settled.pk).update(attempts=1, status="delivered")
+    consumer = broker.consumer(subscription.destination, prefetch=20)
+    for item in [*fresh, settled]:
+        broker.send(frames.frame_for(item, attempt=1, delay_ms=0, next_delay_ms=None, body=b"{}"))
+    burst = [consumer.receive(timeout=1) for _ in range(6)]
+    with django_assert_max_num_queries(2):  # one SELECT for all, one claim UPDATE
+        jobs, settled_now = prepare_burst(subscription, broker, consumer, burst)
+    assert sorted(job.delivery.pk for job in jobs) == sorted(item.pk for item in fresh)
+    assert settled_now == 1
+    assert Delivery.objects.filter(pk__in=[item.pk for item in fresh], attempts=1,
+                                   attempt_started_at__isnull=False).count() == 5
+
+
+def test_a_duplicate_in_the_same_burst_is_judged_after_the_first_frame(broker: Broker, delivery: Delivery) -> None:
+    from delivery.push import prepare_burst
+
+    consumer = broker.consumer(delivery.destination, prefetch=10)
+    for _ in range(2):
+        broker.send(frames.frame_for(delivery, attempt=1, delay_ms=0, next_delay_ms=None, body=b"{}"))
+    burst = [consumer.receive(timeout=1) for _ in range(2)]
+    jobs, settled_now = prepare_burst(delivery.subscription, broker, consumer, burst)
+    # The first claims attempt 1; the second finds it under way and is put back to be looked at later.
+    assert len(jobs) == 1 and settled_now == 1
+    assert PublishedMessage.objects.filter(delivery=delivery, kind="recheck").count() == 1
+
+
+def test_a_claim_lost_to_another_worker_is_deferred_not_started(
+    broker: Broker, delivery: Delivery, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from delivery import push
+
+    subscription = delivery.subscription
+    other = make_delivery(make_message(subscription.room), subscription)
+    consumer = broker.consumer(subscription.destination, prefetch=10)
+    for item in (delivery, other):
+        broker.send(frames.frame_for(item, attempt=1, delay_ms=0, next_delay_ms=None, body=b"{}"))
+    burst = [consumer.receive(timeout=1) for _ in range(2)]
+    original = push.claim_attempts
+
+    def raced(ids: list[int], attempt: int, now) -> set[int]:  # noqa: ANN001
+        # Another worker claims `other` between this session's SELECT and its UPDATE.
+        Delivery.objects.filter(pk=other.pk).update(attempts=1, attempt_started_at=timezone.now())
+        return original(ids, attempt, now)
+
+    monkeypatch.setattr(push, "claim_attempts", raced)
+    jobs, settled_now = push.prepare_burst(subscription, broker, consumer, burst)
+    assert [job.delivery.pk for job in jobs] == [delivery.pk] and settled_now == 1
+    assert PublishedMessage.objects.filter(delivery=other, kind="recheck").count() == 1
