@@ -10,16 +10,17 @@ import argparse
 import datetime as dt
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+
+from bench import stack
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "dovecote_bench"
+GROUPS = ("batch", "single", "push", "e2e", "retry", "spark")
 
 
 @dataclass
@@ -38,10 +39,9 @@ def fmt(summary: tuple[float, float, float], unit: str = "", digits: int = 0) ->
 def bench_env() -> dict[str, str]:
     """The environment of every process: the services' URLs, with a scratch database and Redis db 9."""
     database = os.environ.get("DATABASE_URL") or "postgres://dovecote:dovecote@127.0.0.1:5432/dovecote"
-    parts = urlsplit(database)
     return {
         **os.environ,
-        "DATABASE_URL": urlunsplit(parts._replace(path=f"/{BENCH_DB}")),
+        "DATABASE_URL": database,  # the scratch databases are made beside it (stack.recreate_database)
         "STOMP_URL": os.environ.get("STOMP_URL", "stomp://admin:admin@127.0.0.1:61613"),
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/9",
         "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
@@ -49,16 +49,6 @@ def bench_env() -> dict[str, str]:
         "DOVECOTE_LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "dovecote.settings",
     }
-
-
-def recreate_database(env: dict[str, str]) -> None:
-    import psycopg
-
-    admin_url = urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path="/postgres"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {BENCH_DB}")
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
 
 
 def repeat(runs: int, measure: Callable[[], object]) -> list:
@@ -74,11 +64,16 @@ def column(results: list, index: int) -> tuple[float, float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (< 2 min)")
+    parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(GROUPS),
+                        help=f"run only these groups of figures, comma-separated: {', '.join(GROUPS)} "
+                             "(for profiling; the table is written to var/, not docs/)")
     options = parser.parse_args()
-    quick = options.quick
+    quick, only = options.quick, options.only
+    if unknown := only - set(GROUPS):
+        parser.error(f"--only: unknown group {', '.join(sorted(unknown))} (choose from {', '.join(GROUPS)})")
     env = bench_env()
+    env = stack.recreate_database(env, BENCH_DB)
     os.environ.update(env)
-    recreate_database(env)
 
     import django
 
@@ -86,12 +81,15 @@ def main() -> int:
     from delivery.maintenance import start_ids_after_earlier_databases
 
     start_ids_after_earlier_databases()  # earlier runs' frames still sit on the queues of ids 1, 2, …
-    from bench import figures, stack
+    from bench import figures
     from bench.receiver import FastReceiver
     from rooms.models import ApiKey
 
-    n = {"stomp": 1000, "batch": 1000, "single": 400, "push": 600, "e2e_s": 2, "retries": 50} if quick else \
-        {"stomp": 5000, "batch": 5000, "single": 2000, "push": 3000, "e2e_s": 10, "retries": 500}
+    # report_messages: generate_traffic writes ~2.48 attempt rows per message (413,000 → 1.02 M).
+    n = {"stomp": 1000, "batch": 1000, "single": 400, "push": 600, "e2e_s": 2, "retries": 50,
+         "report_messages": 2000} if quick else \
+        {"stomp": 5000, "batch": 5000, "single": 2000, "push": 3000, "e2e_s": 10, "retries": 500,
+         "report_messages": 413_000}
     runs = 3
     log_dir = Path(tempfile.mkdtemp(prefix="dovecote-bench-"))
     receiver = FastReceiver()
@@ -109,45 +107,57 @@ def main() -> int:
                           restart_worker=restart_worker, stop_worker=stop_worker)
     rows: list[Row] = []
     try:
-        raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
-        batch = repeat(runs, lambda: figures.batch_publish(ctx, n["batch"]))
-        rows.append(Row(f"publish throughput, batch API, msg/s until every receipt is in ({n['batch']} msgs)",
-                        fmt(column(batch, 0)), f"{fmt(column(raw, 0))} raw stomp.py sends with receipts",
-                        f"≥ 50 %: {column(batch, 0)[0] / column(raw, 0)[0]:.0%}"))
-        single = repeat(runs, lambda: figures.single_publish(ctx, n["single"]))
-        empty = repeat(runs, lambda: figures.empty_endpoint(ctx, n["single"]))
-        rows.append(Row("publish, single-message API, req/s at 8 clients", fmt(column(single, 0)),
-                        f"{fmt(column(empty, 0))} empty DRF endpoint, same auth and server"))
-        rows.append(Row("  latency p50 / p99, ms", f"{column(single, 1)[0]:.1f} / {column(single, 2)[0]:.1f}",
-                        f"{column(empty, 1)[0]:.1f} / {column(empty, 2)[0]:.1f}"))
-        web.reset_peak()
-        push = []
-        for _ in range(runs):
-            push.append(figures.push_throughput(ctx, n["push"]))
-        worker_peak, web_peak = processes["worker"].peak_rss_kib, web.peak_rss_kib
-        raw_http = repeat(runs, lambda: figures.raw_http_posts(ctx, n["push"]))
-        rows.append(Row(f"push throughput, deliveries/s queued → received ({n['push']} msgs, 204 at once)",
-                        fmt(column(push, 0)), f"{fmt(column(raw_http, 0))} raw async POSTs, one process",
-                        f"≥ 50 %: {column(push, 0)[0] / column(raw_http, 0)[0]:.0%}"))
-        rows.append(Row("peak RSS during the push runs, MiB: web (2 gunicorn workers) / worker",
-                        f"{web_peak / 1024:.0f} / {worker_peak / 1024:.0f}", "—"))
-        e2e = repeat(runs, lambda: figures.end_to_end_latency(ctx, 200, n["e2e_s"]))
-        rows.append(Row("end-to-end latency publish → receiver at 200 msg/s, p50 / p99 ms",
-                        f"{fmt(column(e2e, 0), digits=1)} / {fmt(column(e2e, 1), digits=1)}", "—",
-                        "p50 < 25, p99 < 150"))
-        retry = repeat(runs, lambda: figures.redelivery_timing_error(ctx, n["retries"]))
-        rows.append(Row(f"redelivery timing error (gap − EBR delay), {n['retries']} retries, p50 / p99 ms",
-                        f"{fmt(column(retry, 0), digits=1)} / {fmt(column(retry, 1), digits=1)}", "—",
-                        "p99 < 150"))
+        if "batch" in only:
+            raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
+            batch = repeat(runs, lambda: figures.batch_publish(ctx, n["batch"]))
+            rows.append(Row(f"publish throughput, batch API, msg/s until every receipt is in ({n['batch']} msgs)",
+                            fmt(column(batch, 0)), f"{fmt(column(raw, 0))} raw stomp.py sends with receipts",
+                            f"≥ 50 %: {column(batch, 0)[0] / column(raw, 0)[0]:.0%}"))
+        if "single" in only:
+            single = repeat(runs, lambda: figures.single_publish(ctx, n["single"]))
+            empty = repeat(runs, lambda: figures.empty_endpoint(ctx, n["single"]))
+            rows.append(Row("publish, single-message API, req/s at 8 clients", fmt(column(single, 0)),
+                            f"{fmt(column(empty, 0))} empty DRF endpoint, same auth and server"))
+            rows.append(Row("  latency p50 / p99, ms", f"{column(single, 1)[0]:.1f} / {column(single, 2)[0]:.1f}",
+                            f"{column(empty, 1)[0]:.1f} / {column(empty, 2)[0]:.1f}"))
+        if "push" in only:
+            web.reset_peak()
+            push = repeat(runs, lambda: figures.push_throughput(ctx, n["push"]))
+            worker_peak, web_peak = processes["worker"].peak_rss_kib, web.peak_rss_kib
+            raw_http = repeat(runs, lambda: figures.raw_http_posts(ctx, n["push"]))
+            rows.append(Row(f"push throughput, deliveries/s queued → received ({n['push']} msgs, 204 at once)",
+                            fmt(column(push, 0)), f"{fmt(column(raw_http, 0))} raw asyncio POSTs, one process",
+                            f"≥ 50 %: {column(push, 0)[0] / column(raw_http, 0)[0]:.0%}"))
+            rows.append(Row("peak RSS during the push runs, MiB: web (2 gunicorn workers) / worker",
+                            f"{web_peak / 1024:.0f} / {worker_peak / 1024:.0f}", "—"))
+        if "e2e" in only:
+            e2e = repeat(runs, lambda: figures.end_to_end_latency(ctx, 200, n["e2e_s"]))
+            rows.append(Row("end-to-end latency publish → receiver at 200 msg/s, p50 / p99 ms",
+                            f"{fmt(column(e2e, 0), digits=1)} / {fmt(column(e2e, 1), digits=1)}", "—",
+                            "p50 < 25, p99 < 150"))
+        if "retry" in only:
+            retry = repeat(runs, lambda: figures.redelivery_timing_error(ctx, n["retries"]))
+            rows.append(Row(f"redelivery timing error (gap − EBR delay), {n['retries']} retries, p50 / p99 ms",
+                            f"{fmt(column(retry, 0), digits=1)} / {fmt(column(retry, 1), digits=1)}", "—",
+                            "p99 < 150"))
     finally:
         for process in (web, beat, processes["worker"]):
             process.stop()
         receiver.close()
-    print_and_save(rows, quick)
+    if "spark" in only:  # last, with the delivery stack stopped: Spark takes both cores
+        report_env, attempts = figures.report_database(env, n["report_messages"])
+        times = repeat(1 if quick else runs, lambda: figures.report_run(report_env, log_dir))
+        spark_s = figures.summary([t.spark_s for t in times])
+        rows.append(Row(f"Spark report, full run (`run_reports --full`, local[*]) on {attempts:,} attempt rows: "
+                        "wall s; peak RSS MiB (driver + JVM)",
+                        f"{fmt(spark_s, digits=1)}; {max(t.spark_peak_mib for t in times):,.0f}",
+                        f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
+                        "in PostgreSQL alone (docs/analytics-postgres.sql)"))
+    print_and_save(rows, quick, partial=only != set(GROUPS))
     return 0
 
 
-def print_and_save(rows: list[Row], quick: bool) -> None:
+def print_and_save(rows: list[Row], quick: bool, partial: bool) -> None:
     lines = ["| figure | Dovecote: median (min–max) of 3 runs | reference, same run | target |",
              "|---|---|---|---|"]
     lines += [f"| {r.figure} | {r.value} | {r.reference} | {r.target} |" for r in rows]
@@ -157,7 +167,8 @@ def print_and_save(rows: list[Row], quick: bool) -> None:
     header = (f"# Benchmarks\n\nMeasured {dt.date.today().isoformat()} on {machine} by `make bench`"
               f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, ActiveMQ Classic 5.17 (STOMP), "
               "Redis, gunicorn 2×8 threads, one Celery worker (32 threads) and beat.\n\n")
-    target = ROOT / ("var/benchmarks-quick.md" if quick else "docs/benchmarks.md")
+    target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial
+                     else "docs/benchmarks.md")
     target.parent.mkdir(exist_ok=True)
     target.write_text(header + table + "\n")
     print(f"\nwritten to {target.relative_to(ROOT)}")

@@ -11,6 +11,7 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,6 +90,19 @@ class Process:
                 break
             time.sleep(0.1)
         raise RuntimeError(f"{self.name} did not log {text!r}:\n{self.log_path.read_text()[-3000:]}")
+
+
+def recreate_database(env: dict[str, str], name: str) -> dict[str, str]:
+    """Drop and create the database `name`, migrate it, and return `env` pointing at it."""
+    import psycopg
+
+    env = {**env, "DATABASE_URL": urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path=f"/{name}"))}
+    admin_url = urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {name}")
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    return env
 
 
 def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
