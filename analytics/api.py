@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Max, QuerySet, Sum
+from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 
 from dovecote.api_errors import error_responses
@@ -26,10 +26,6 @@ from analytics.serializers import (
 )
 from rooms.auth import api_key
 from subscriptions.models import Subscription
-
-RETRY_COST_FIGURES = ["publishes", "replays", "retries", "dead_letters", "rechecks", "retry_delay_ms",
-                      "retry_attempts"]
-
 
 class ReportPages(pagination.PageNumberPagination):
     page_size = 100
@@ -114,8 +110,7 @@ class RetryCostView(ReportView):
 
     def get_queryset(self) -> QuerySet:
         grain = ["hour", "room_id"] if self.filters()["by"] == "room" else ["hour", "room_id", "subscription_id"]
-        return (super().get_queryset().values(*grain).annotate(**{f: Sum(f) for f in RETRY_COST_FIGURES})
-                .order_by(*grain))
+        return super().get_queryset().totals(*grain)
 
 
 @extend_schema(parameters=[ReportFilters], responses={200: EndpointSerializer(many=True), **error_responses(400, 403, 404)})
@@ -128,14 +123,10 @@ class SlowestEndpointsView(ReportView):
     serializer_class = EndpointSerializer
 
     def rows(self) -> QuerySet:
-        return LatencyReport.objects.filter(level=LatencyReport.Level.SUBSCRIPTION)
+        return LatencyReport.objects.all()
 
     def get_queryset(self) -> QuerySet:
-        return (super().get_queryset().values("room_id", "subscription_id").annotate(
-            timed_attempts=Sum("timed_attempts"), worst_hour_p50_ms=Max("duration_p50_ms"),
-            worst_hour_p95_ms=Max("duration_p95_ms"), worst_hour_p99_ms=Max("duration_p99_ms"),
-            duration_max_ms=Max("duration_max_ms"),
-        ).order_by("-worst_hour_p95_ms", "subscription_id"))
+        return super().get_queryset().slowest_endpoints()
 
     def paginate_queryset(self, queryset: QuerySet) -> list[dict[str, Any]] | None:
         page = super().paginate_queryset(queryset)

@@ -8,8 +8,11 @@ What every figure counts is in docs/analytics.md and analytics/jobs/reports.py.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.db import models
-from django.db.models.functions import Now
+from django.db.models import F, FloatField, Max, Sum
+from django.db.models.functions import Cast, Now, NullIf
 
 
 class ReportRun(models.Model):
@@ -56,8 +59,24 @@ class ReportRun(models.Model):
     def is_running(self) -> bool:
         return self.status == self.Status.RUNNING
 
+    def duration(self, now: datetime) -> timedelta:
+        """Return how long the run took, or has taken so far while it runs."""
+        return (self.finished_at or now) - self.started_at
+
 
 # ---- per room, subscription, event type and hour ----------------------------------------------
+
+class HourlyQuerySet(models.QuerySet):
+    def settled(self, *grain: str) -> models.QuerySet:
+        """Sum the settled outcomes per `grain` (e.g. "hour"), with their success rate (null: none settled).
+
+        The rate is computed from the sums, as each row's is from its counts: rates do not average.
+        """
+        sums = self.values(*grain).annotate(delivered=Sum("delivered"), dead_lettered=Sum("dead_lettered"),
+                                            expired=Sum("expired"))
+        settled = F("delivered") + F("dead_lettered") + F("expired")
+        return sums.annotate(success_rate=Cast(F("delivered"), FloatField()) / NullIf(settled, 0)).order_by(*grain)
+
 
 class HourlyFigures(models.Model):
     hour = models.DateTimeField()
@@ -86,6 +105,8 @@ class HourlyReport(HourlyFigures):
     # so repeated runs leave identical tables, and a duplicated grain is an error, not a double count.
     key = models.CharField(max_length=300, primary_key=True)
 
+    objects = HourlyQuerySet.as_manager()
+
     class Meta:
         db_table = "report_hourly"
         ordering = ["hour", "key"]
@@ -105,6 +126,19 @@ class HourlyStaging(HourlyFigures):
 
 
 # ---- latency and attempt duration percentiles ------------------------------------------------
+
+class LatencyQuerySet(models.QuerySet):
+    def slowest_endpoints(self) -> models.QuerySet:
+        """Rank subscriptions by their worst hourly attempt-duration p95, slowest first.
+
+        Percentiles do not add up across hours, so each figure is the worst hour's (and the attempts the total).
+        """
+        return (self.filter(level=LatencyFigures.Level.SUBSCRIPTION).values("room_id", "subscription_id").annotate(
+            timed_attempts=Sum("timed_attempts"), worst_hour_p50_ms=Max("duration_p50_ms"),
+            worst_hour_p95_ms=Max("duration_p95_ms"), worst_hour_p99_ms=Max("duration_p99_ms"),
+            duration_max_ms=Max("duration_max_ms"),
+        ).order_by(F("worst_hour_p95_ms").desc(nulls_last=True), "subscription_id"))
+
 
 class LatencyFigures(models.Model):
     class Level(models.TextChoices):
@@ -135,6 +169,8 @@ class LatencyReport(LatencyFigures):
     """Delivery latency and attempt duration percentiles per hour, at three levels of detail."""
 
     key = models.CharField(max_length=320, primary_key=True)
+
+    objects = LatencyQuerySet.as_manager()
 
     class Meta:
         db_table = "report_latency"
@@ -193,6 +229,16 @@ class ErrorStaging(ErrorFigures):
 
 # ---- the retry cost: sends and attempts the EBR settings added -----------------------------------
 
+RETRY_COST_FIGURES = ["publishes", "replays", "retries", "dead_letters", "rechecks", "retry_delay_ms",
+                      "retry_attempts"]
+
+
+class RetryCostQuerySet(models.QuerySet):
+    def totals(self, *grain: str) -> models.QuerySet:
+        """Sum every retry-cost figure per `grain` (e.g. "hour", "room_id")."""
+        return self.values(*grain).annotate(**{figure: Sum(figure) for figure in RETRY_COST_FIGURES}).order_by(*grain)
+
+
 class RetryCostFigures(models.Model):
     hour = models.DateTimeField()
     room_id = models.BigIntegerField()
@@ -213,6 +259,8 @@ class RetryCostReport(RetryCostFigures):
     """Broker sends per kind and redelivery attempts, per subscription and hour."""
 
     key = models.CharField(max_length=100, primary_key=True)
+
+    objects = RetryCostQuerySet.as_manager()
 
     class Meta:
         db_table = "report_retry_cost"

@@ -42,6 +42,7 @@ PAGES: dict[str, Url] = {
     "dead letter index": url("dead-letter-index"),
     "dead letter list": url("dead-letter-list", **SUBSCRIPTION),
     "api keys": url("api-key-list"),
+    "reports": url("reports"),
 }
 # The htmx fragments: (page, the id of the element that asks for it).
 FRAGMENTS: dict[str, tuple[Url, str]] = {
@@ -49,6 +50,8 @@ FRAGMENTS: dict[str, tuple[Url, str]] = {
     "dashboard throughput": (url("dashboard"), "throughput"),
     "dashboard failing": (url("dashboard"), "failing"),
     "message timeline": (url("message-detail", message_id=lambda w: w.retrying.pk), "destinations"),
+    "reports figures": (url("reports"), "figures"),
+    "reports progress": (url("reports"), "progress"),
 }
 ACTIONS: dict[str, Url] = {
     "room preview": url("room-preview"),
@@ -62,6 +65,7 @@ ACTIONS: dict[str, Url] = {
     "api key revoke": url("api-key-revoke", key_id=lambda w: w.key.pk),
     "room delete": url("room-delete", **ROOM),
     "subscription delete": url("subscription-delete", **SUBSCRIPTION),
+    "reports refresh": url("reports-refresh"),
 }
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -148,7 +152,8 @@ def test_no_action_runs_without_staff_status(client: Client, outsider: User, wor
 
 
 def test_actions_refuse_get(staff_client: Client, world: World) -> None:
-    for name in ("pause", "resume", "rotate secret", "test event", "dead letter action", "api key revoke"):
+    for name in ("pause", "resume", "rotate secret", "test event", "dead letter action", "api key revoke",
+                 "reports refresh"):
         assert staff_client.get(ACTIONS[name](world)).status_code == 405, name
 
 

@@ -1,4 +1,5 @@
-"""The dashboard: the last hour's figures (polled), throughput per minute, and the subscriptions failing most."""
+"""The dashboard: the last hour's figures (polled), throughput per minute, the subscriptions failing most,
+and the success rate per room over the newest report hours."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from django.template.response import TemplateResponse
 from django.utils import timezone
 
 from delivery.models import Delivery, DeliveryAttempt, Message
+from dovecote.ui.reports import success_per_room
 from dovecote.ui.shortcuts import render_page, staff_required, wanted_fragment
 from subscriptions.models import Subscription
 
@@ -30,6 +32,7 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
         "stats": lambda: last_hour_stats(since),
         "throughput": lambda: throughput(since),
         "failing": lambda: failing_subscriptions(since),
+        "reports": success_per_room,  # the whole page only, no poll: report rows change once an hour
     }
     wanted = wanted_fragment(request, FRAGMENTS)
     context: dict[str, Any] = {name: build() for name, build in parts.items() if wanted in (None, name)}

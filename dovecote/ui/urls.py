@@ -7,7 +7,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import path, re_path
 
-from dovecote.ui import api_keys, dashboard, dead_letters, messages, rooms, subscriptions
+from dovecote.ui import api_keys, dashboard, dead_letters, messages, reports, rooms, subscriptions
 
 app_name = "ui"
 
@@ -45,6 +45,8 @@ urlpatterns = [
     path("dead-letters/", dead_letters.dead_letter_index, name="dead-letter-index"),
     path("messages/", messages.message_list, name="message-list"),
     path("messages/<uuid:message_id>/", messages.message_detail, name="message-detail"),
+    path("reports/", reports.reports, name="reports"),
+    path("reports/refresh/", reports.reports_refresh, name="reports-refresh"),
     path("api-keys/", api_keys.api_key_list, name="api-key-list"),
     path("api-keys/<int:key_id>/revoke/", api_keys.api_key_revoke, name="api-key-revoke"),
 ]
