@@ -250,22 +250,21 @@ class PushSession:
             self.in_flight[pool.submit(transport.post, request)] = job
 
     def _finish(self, consumer: Consumer, finished: list[tuple[InFlight, PushResult]]) -> None:
-        """Settle the POSTs that finished together: the successes in one transaction, the rest one by one."""
-        # On a broker error the originals stay unacked and come back; `prepare` recognises them.
+        """Settle the POSTs that finished together: the successes in one transaction, the failures' copies together."""
         successes = [(job, result) for job, result in finished if result.ok]
+        failures = [(job, result) for job, result in finished if not result.ok]
+        # On a broker error the originals stay unacked and come back; `prepare` recognises them.
         if successes:
             try:
                 record_successes(consumer, successes)
                 self.settled += len(successes)
             except BrokerError:
                 log.exception("push: broker error while acking %d deliveries", len(successes))
-        for job, result in finished:
-            if not result.ok:
-                try:
-                    record_failure(self.subscription, self.broker, consumer, job, result)
-                    self.settled += 1
-                except BrokerError:
-                    log.exception("push: broker error while settling delivery %s", job.delivery.pk)
+        if failures:
+            try:
+                self.settled += record_failures(self.subscription, self.broker, consumer, failures)
+            except BrokerError:
+                log.exception("push: broker error while settling %d failed deliveries", len(failures))
 
 
 # ---- the state rules of a frame ------------------------------------------------------------------
@@ -410,16 +409,22 @@ def record_successes(consumer: Consumer, finished: list[tuple[InFlight, PushResu
         consumer.ack(job.frame)
 
 
-def record_failure(subscription: Subscription, broker: Broker, consumer: Consumer,
-                   job: InFlight, result: PushResult) -> None:
-    """Settle a failed POST per CONTRACT §4 and §5: retry, dead-letter or expire it, then ack the frame."""
-    delivery, attempt = job.delivery, job.attempt
-    subscription.record_error(result.error)
-    if result.gone:
+def record_failures(subscription: Subscription, broker: Broker, consumer: Consumer,
+                    finished: list[tuple[InFlight, PushResult]]) -> int:
+    """Settle failed POSTs per CONTRACT §4 and §5 (retry copies sent together), ack their frames; return how many."""
+    subscription.record_error(finished[-1][1].error)
+    if any(result.gone for _, result in finished):
         subscription.disable(f"{subscription.push_url} answered 410 Gone at "
                              f"{timezone.now().isoformat(timespec='seconds')}")
-    settle.settle_failure(broker, delivery, job.frame.body, attempt, subscription.retry_policy, job.started_at, result)
-    consumer.ack(job.frame)
+    statuses = settle.settle_failures(
+        broker, [settle.Failure(job.delivery, job.frame.body, job.attempt, job.started_at, result)
+                 for job, result in finished], subscription.retry_policy)
+    settled = 0
+    for (job, _), status in zip(finished, statuses, strict=True):
+        if status is not None:  # else the copy was not confirmed: the original comes back
+            consumer.ack(job.frame)
+            settled += 1
+    return settled
 
 
 def _ms_between(start: datetime, end: datetime) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -16,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from delivery import frames
-from delivery.broker import Broker
+from delivery.broker import Broker, BrokerError, SendFailed
 from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
 from delivery.retry import RetryPolicy
 from delivery.transports import PushResult
@@ -64,26 +65,64 @@ def mark_delivered_many(successes: list[tuple[Delivery, int, datetime, PushResul
         log.debug("delivered", extra=_context(delivery, attempt))
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A failed attempt to settle: its delivery, the body to resend, and what the attempt came to."""
+
+    delivery: Delivery
+    body: bytes
+    attempt: int
+    started_at: datetime
+    result: PushResult
+    delay_ms: int | None = None  # instead of the EBR delay (a pull consumer's nack)
+
+
 def schedule_retry(
     broker: Broker, delivery: Delivery, body: bytes, attempt: int, delay_ms: int,
     policy: RetryPolicy, started_at, result: PushResult,  # noqa: ANN001
 ) -> None:
     """Send the copy of attempt + 1 with the broker's scheduled delay, then record the failure."""
-    next_attempt = attempt + 1
-    following = policy.delay_after(next_attempt) if policy.can_retry(next_attempt) else None
-    broker.send(frames.frame_for(delivery, attempt=next_attempt, delay_ms=delay_ms,
-                                 next_delay_ms=following, body=body))
+    if not schedule_retries(broker, [(Failure(delivery, body, attempt, started_at, result), delay_ms)], policy):
+        raise BrokerError(f"the broker did not confirm the retry copy of delivery {delivery.pk}")
+
+
+def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy: RetryPolicy) -> set[int]:
+    """Send the copies of the next attempts (all frames, then all receipts), then record the failures.
+
+    Return the indices of `retries` the broker confirmed; only those are recorded (in one
+    transaction). The others stay as they were: their original frames must not be acked.
+    """
+    def following(attempt: int) -> int | None:
+        return policy.delay_after(attempt) if policy.can_retry(attempt) else None
+
+    outgoing = [frames.frame_for(f.delivery, attempt=f.attempt + 1, delay_ms=delay,
+                                 next_delay_ms=following(f.attempt + 1), body=f.body) for f, delay in retries]
+    try:
+        broker.send_many(outgoing)
+        confirmed = set(range(len(retries)))
+    except SendFailed as error:
+        log.warning("%d of %d retry copies unconfirmed: %s", len(retries) - len(error.confirmed), len(retries), error)
+        confirmed = set(error.confirmed)
+    except BrokerError as error:
+        log.warning("broker unavailable, %d retry copies not sent: %s", len(retries), error)
+        return set()
+    sent = [retries[i] for i in sorted(confirmed)]
     now = timezone.now()
     with transaction.atomic():
-        log_attempt(delivery, attempt, started_at, result, next_delay_ms=delay_ms)
-        record_send(delivery, PublishedMessage.Kind.RETRY, delivery.destination, next_attempt, delay_ms)
-        # Only while `attempt` is current: a fast consumer may already have claimed the copy.
-        Delivery.objects.filter(pk=delivery.pk, attempts=attempt, status__in=UNSETTLED).update(
-            status=Status.RETRYING, attempt_started_at=None, next_attempt_at=now + timedelta(milliseconds=delay_ms),
-            **NO_LEASE,
-            last_status_code=result.status_code, last_error=result.error, updated_at=now,
-        )
-    log.info("retry scheduled in %d ms", delay_ms, extra=_context(delivery, attempt))
+        DeliveryAttempt.objects.bulk_create(
+            attempt_row(f.delivery, f.attempt, f.started_at, f.result, next_delay_ms=delay) for f, delay in sent)
+        PublishedMessage.objects.bulk_create(
+            send_row(f.delivery, PublishedMessage.Kind.RETRY, f.delivery.destination, f.attempt + 1, delay)
+            for f, delay in sent)
+        for f, delay in sent:
+            # Only while `attempt` is current: a fast consumer may already have claimed the copy.
+            Delivery.objects.filter(pk=f.delivery.pk, attempts=f.attempt, status__in=UNSETTLED).update(
+                status=Status.RETRYING, attempt_started_at=None, next_attempt_at=now + timedelta(milliseconds=delay),
+                **NO_LEASE, last_status_code=f.result.status_code, last_error=f.result.error, updated_at=now,
+            )
+    for f, delay in sent:
+        log.info("retry scheduled in %d ms", delay, extra=_context(f.delivery, f.attempt))
+    return confirmed
 
 
 def dead_letter(
@@ -123,18 +162,45 @@ def settle_failure(
     started_at, result: PushResult, *, delay_ms: int | None = None,  # noqa: ANN001
 ) -> str:
     """Retry a failed attempt after the EBR delay (or `delay_ms`), or expire or dead-letter it; return the status."""
-    if not policy.can_retry(attempt):
-        reason = f"gave up after {attempt} attempt{'s' if attempt > 1 else ''}: {result.error}"
-        dead_letter(broker, delivery, body, attempt, reason, started_at, result)
-        return Status.DEAD_LETTERED
-    if delay_ms is None:
-        delay_ms = max(policy.delay_after(attempt), result.retry_after_ms or 0)
-    expires_at = delivery.message.expires_at
-    if expires_at is not None and timezone.now() + timedelta(milliseconds=delay_ms) >= expires_at:
-        expire(delivery, attempt, started_at, result)
-        return Status.EXPIRED
-    schedule_retry(broker, delivery, body, attempt, delay_ms, policy, started_at, result)
-    return Status.RETRYING
+    [status] = settle_failures(broker, [Failure(delivery, body, attempt, started_at, result, delay_ms)], policy)
+    if status is None:
+        raise BrokerError(f"the broker did not confirm the copy of delivery {delivery.pk}")
+    return status
+
+
+def settle_failures(broker: Broker, failures: list[Failure], policy: RetryPolicy) -> list[str | None]:
+    """Settle failed attempts of one subscription: retry each after its delay, or expire or dead-letter it.
+
+    Return each one's new status, or None where the broker did not confirm its copy (its
+    original frame must then stay unacked, to come back). The retries are sent together.
+    """
+    statuses: list[str | None] = []
+    retries: list[tuple[int, tuple[Failure, int]]] = []
+    now = timezone.now()
+    for f in failures:
+        if not policy.can_retry(f.attempt):
+            reason = f"gave up after {f.attempt} attempt{'s' if f.attempt > 1 else ''}: {f.result.error}"
+            try:
+                dead_letter(broker, f.delivery, f.body, f.attempt, reason, f.started_at, f.result)
+                statuses.append(Status.DEAD_LETTERED)
+            except BrokerError:
+                log.warning("dead-letter copy unconfirmed", exc_info=True, extra=_context(f.delivery, f.attempt))
+                statuses.append(None)
+            continue
+        delay_ms = f.delay_ms if f.delay_ms is not None else max(policy.delay_after(f.attempt),
+                                                                 f.result.retry_after_ms or 0)
+        expires_at = f.delivery.message.expires_at
+        if expires_at is not None and now + timedelta(milliseconds=delay_ms) >= expires_at:
+            expire(f.delivery, f.attempt, f.started_at, f.result)
+            statuses.append(Status.EXPIRED)
+            continue
+        retries.append((len(statuses), (f, delay_ms)))
+        statuses.append(None)
+    confirmed = schedule_retries(broker, [retry for _, retry in retries], policy) if retries else set()
+    for i, (index, _) in enumerate(retries):
+        if i in confirmed:
+            statuses[index] = Status.RETRYING
+    return statuses
 
 
 def record_crash(delivery: Delivery, attempt: int) -> int:
@@ -152,11 +218,14 @@ def record_crash(delivery: Delivery, attempt: int) -> int:
     return delivery.redelivery_count + 1
 
 
+def send_row(delivery: Delivery, kind: str, destination: str, attempt: int, delay_ms: int) -> PublishedMessage:
+    """Return the published_messages row of a confirmed send (unsaved)."""
+    return PublishedMessage(delivery=delivery, kind=kind, destination=destination, attempt=attempt,
+                            delay_ms=delay_ms, correlation_id=delivery.message.correlation_id)
+
+
 def record_send(delivery: Delivery, kind: str, destination: str, attempt: int, delay_ms: int) -> None:
-    PublishedMessage.objects.create(
-        delivery=delivery, kind=kind, destination=destination, attempt=attempt, delay_ms=delay_ms,
-        correlation_id=delivery.message.correlation_id,
-    )
+    send_row(delivery, kind, destination, attempt, delay_ms).save(force_insert=True)
 
 
 def _context(delivery: Delivery, attempt: int) -> dict[str, object]:

@@ -228,3 +228,39 @@ def test_a_claim_lost_to_another_worker_is_deferred_not_started(
     jobs, settled_now = push.prepare_burst(subscription, broker, consumer, burst)
     assert [job.delivery.pk for job in jobs] == [delivery.pk] and settled_now == 1
     assert PublishedMessage.objects.filter(delivery=other, kind="recheck").count() == 1
+
+
+def test_failures_settled_together_send_their_copies_together(broker: Broker, delivery: Delivery) -> None:
+    from delivery import settle
+    from delivery.broker import SendFailed
+    from delivery.transports import PushResult
+
+    subscription = delivery.subscription
+    others = [make_delivery(make_message(subscription.room), subscription) for _ in range(3)]
+    last = make_delivery(make_message(subscription.room), subscription)
+    final = subscription.retry_policy.attempts + 1  # the first attempt, then `attempts` retries
+    for item, attempt in [*((d, 1) for d in (delivery, *others)), (last, final)]:
+        Delivery.objects.filter(pk=item.pk).update(attempts=attempt, attempt_started_at=timezone.now())
+    failed = PushResult("failure", 5, 500, "HTTP 500")
+    now = timezone.now()
+    failures = [settle.Failure(d, b"{}", 1, now, failed) for d in (delivery, *others)]
+    failures.append(settle.Failure(last, b"{}", final, now, failed))
+    sent_together = []
+    real_send_many = broker.send_many
+
+    def send_many(messages):  # noqa: ANN001, ANN202 - the broker confirms only the first two copies
+        sent_together.append(len(messages))
+        real_send_many(messages[:2])
+        if len(messages) > 1:
+            raise SendFailed("receipts missing", confirmed=[0, 1])
+
+    broker.send_many = send_many
+    statuses = settle.settle_failures(broker, failures, subscription.retry_policy)
+    assert statuses == ["retrying", "retrying", None, None, "dead_lettered"]
+    assert sorted(sent_together) == [1, 4]  # the dead letter, then the four retry copies in one pipelined send
+    by_pk = {d.pk: d for d in Delivery.objects.filter(pk__in=[f.delivery.pk for f in failures])}
+    assert [by_pk[f.delivery.pk].status for f in failures] == ["retrying", "retrying", "pending", "pending",
+                                                               "dead_lettered"]
+    # Unconfirmed copies leave no trace: their attempts are still under way, their frames come back.
+    assert not DeliveryAttempt.objects.filter(delivery__in=[others[1], others[2]]).exists()
+    assert PublishedMessage.objects.filter(kind="retry").count() == 2
