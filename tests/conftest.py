@@ -105,6 +105,20 @@ def caller(request: pytest.FixtureRequest, api_room) -> Caller:  # noqa: ANN001
     return Caller(request.param, keys[request.param]())
 
 
+@pytest.fixture
+def forget_report_requests(db) -> Iterator[None]:  # noqa: ANN001
+    """Forget the report-run requests a test makes: they live in the cache, which no rollback undoes."""
+    from django.core.cache import cache
+
+    from analytics.actions import request_key
+    from analytics.models import ReportRun
+
+    cache.delete(request_key(None))
+    yield
+    for run in [None, *ReportRun.objects.all()]:
+        cache.delete(request_key(run))
+
+
 # The web UI's users: staff may use every page; a signed-in user without staff status gets 403.
 @pytest.fixture
 def owner(django_user_model: type[User]) -> User:

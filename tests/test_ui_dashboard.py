@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
 from delivery.models import Delivery
-from tests.factories import make_delivery, make_message
+from tests.factories import make_delivery, make_message, make_room, make_subscription
+from tests.report_rows import add_hourly
 from tests.ui_world import World, add_attempt, build_world
 
 pytestmark = pytest.mark.django_db
+
+HOUR = timedelta(hours=1)
 
 
 @pytest.fixture
@@ -59,3 +62,34 @@ def test_the_subscriptions_failing_most_come_first_with_their_last_error(staff_c
 
     assert [(s.name, s.failures) for s in response.context["failing"]] == [("billing", 3), ("warehouse", 1)]
     assert "HTTP 503" in response.content.decode()
+
+
+def test_the_reports_panel_charts_success_per_room_over_the_newest_24_report_hours(staff_client: Client) -> None:
+    newest = datetime(2026, 5, 4, 12, tzinfo=UTC)  # in the past: the panel follows the newest report hour
+    orders, payments = make_room(name="orders"), make_room(name="payments")
+    billing, ledger = make_subscription(orders, name="billing"), make_subscription(payments, name="ledger")
+    add_hourly(orders.pk, billing.pk, newest, delivered=90, dead_lettered=10, expired=0)
+    add_hourly(orders.pk, billing.pk, newest - 23 * HOUR, delivered=100, dead_lettered=0, expired=0)
+    add_hourly(orders.pk, billing.pk, newest - 24 * HOUR, delivered=0, dead_lettered=500, expired=0)  # too old
+    add_hourly(payments.pk, ledger.pk, newest - HOUR, delivered=15, dead_lettered=0, expired=5)
+
+    response = staff_client.get("/")
+    panel = response.context["reports"]
+    html = response.content.decode()
+
+    assert panel.end == newest + HOUR
+    assert [(room.name, room.rate, room.settled) for room in panel.rooms] == [("orders", "95%", 200),
+                                                                             ("payments", "75%", 20)]
+    assert len(panel.rooms[0].chart.slots) == 24 and panel.rooms[0].chart.slots[-1].title.startswith("2026-05-04 12:00")
+    assert html.count('class="chart line-chart sparkline"') == 2
+    assert f'href="/reports/?room={orders.pk}">orders</a>' in html and 'href="/reports/">Reports</a>' in html
+
+
+def test_before_any_report_the_panel_points_to_the_reports_page(staff_client: Client) -> None:
+    html = staff_client.get("/").content.decode()
+    assert "No report has been computed yet" in html and 'href="/reports/">Reports</a>' in html
+
+
+def test_a_dashboard_poll_reads_no_report_table(staff_client: Client, world: World) -> None:
+    response = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="stats")
+    assert "reports" not in response.context

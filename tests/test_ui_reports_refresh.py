@@ -11,32 +11,21 @@ from unittest import mock
 import pytest
 import redis
 from django.conf import settings
-from django.core.cache import cache
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from analytics import actions
-from analytics.actions import Refresh, RunState, report_progress, request_key, request_report_run
-from analytics.jobs.store import RUN_LOCK
+from analytics.actions import Refresh, RunState, report_progress, request_report_run
 from analytics.models import ReportRun
+from tests.report_rows import holding_the_report_lock
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("forget_report_requests")]
 
 HTMX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "progress"}
-
-
-@pytest.fixture(autouse=True)
-def no_waiting_requests() -> Iterator[None]:
-    """Requests live in the cache, which the database's rollback does not undo: forget this test's."""
-    cache.delete(request_key(None))
-    yield
-    for run in [None, *ReportRun.objects.all()]:
-        cache.delete(request_key(run))
 
 
 @pytest.fixture
@@ -47,12 +36,8 @@ def delay() -> Iterator[mock.MagicMock]:
 
 @pytest.fixture
 def report_lock() -> Iterator[None]:
-    """Hold the report jobs' advisory lock, as a live run does (released at the end)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [RUN_LOCK])
-    yield
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_unlock(%s)", [RUN_LOCK])
+    with holding_the_report_lock():
+        yield
 
 
 def panel(client: Client, **params: str) -> str:

@@ -262,7 +262,8 @@ def error_figures(rows: list[dict[str, Any]]) -> Errors:
     """Chart the failed attempts by outcome and HTTP status code, most first."""
     for row in rows:
         row["label"] = error_label(row["outcome"], row["status_code"])
-    chart = bar_chart([(row["label"], [("failed attempts", "error", row["failed"])]) for row in rows])
+    chart = bar_chart([(row["label"], [("failed attempts", "error", row["failed"])]) for row in rows],
+                      width=460, label_width=120)  # a half-width panel: text stays legible
     return Errors(chart, rows, sum(row["failed"] for row in rows))
 
 

@@ -1,7 +1,9 @@
-"""Rows that make the pages look like a working day: an hour of traffic, retries, dead letters, keys."""
+"""Rows that make the pages look like a working day: an hour of traffic, retries, dead letters, keys, and a
+week of report rows."""
 
 from __future__ import annotations
 
+import math
 import random
 import uuid
 from dataclasses import dataclass
@@ -9,10 +11,12 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
+from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.retry import RetryPolicy
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
+from tests.report_rows import error_row, hourly_row, latency_row, retry_cost_row
 
 Status = Delivery.Status
 DELAYS = RetryPolicy(delay_ms=2000, multiplier=1.5, attempts=5, max_delay_ms=60_000)  # the orders room's
@@ -48,9 +52,11 @@ def build_scenery(seed: int = 7) -> Scenery:
                                       last_error_at=timezone.now() - timedelta(minutes=2))
     warehouse = Subscription.objects.create(room=orders, name="warehouse", type="pull",
                                             event_types=[{"name": "order.paid", "version": "1"}])
-    Subscription.objects.create(room=payments, name="ledger", type="push", push_url="https://ledger.example.com/events",
-                                status="paused", status_reason="paused for maintenance")
+    ledger = Subscription.objects.create(room=payments, name="ledger", type="push",
+                                         push_url="https://ledger.example.com/events", status="paused",
+                                         status_reason="paused for maintenance")
     retrying, dead = traffic(orders, billing, crm, rng)
+    report_history([billing, crm, warehouse, ledger], rng)
     ApiKey.issue("shop backend", rooms=[orders, payments])
     ApiKey.issue("ops admin", is_admin=True)
     ApiKey.issue("old integration", rooms=[payments])[0].revoke()
@@ -115,3 +121,52 @@ def timeline(delivery: Delivery, at: datetime, failures: int, dead: bool,
                                     attempt=failures + 1, started_at=started, duration_ms=rng.randint(30, 180),
                                     outcome="success", status_code=204))
     return rows
+
+
+# Per subscription: publishes per busy hour, share delivered, latency p50 (ms), errors (outcome, code, share).
+PROFILES = {
+    "billing": (120, 0.995, 140, [("failure", 502, 0.6), ("timeout", None, 0.4)]),
+    "crm-sync": (120, 0.86, 900, [("failure", 503, 0.7), ("failure", 500, 0.2), ("timeout", None, 0.1)]),
+    "warehouse": (60, 0.97, 2_500, [("lease_expired", None, 0.7), ("nacked", None, 0.3)]),
+    "ledger": (40, 0.999, 90, [("connection_error", None, 1.0)]),
+}
+
+
+def report_history(subscriptions: list[Subscription], rng: random.Random, days: int = 7) -> None:
+    """Write a week of report rows up to the last complete hour (busier around 14:00, a crm outage), and a run."""
+    newest = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    hourly, latency, errors, costs = [], [], [], []
+    for hour in (newest - timedelta(hours=n) for n in range(days * 24)):
+        load = 0.3 + 0.7 * math.exp(-(((hour.hour - 14) / 5) ** 2))
+        for s in subscriptions:
+            busy, success, p50, failures = PROFILES[s.name]
+            if s.name == "crm-sync" and newest - hour in (timedelta(hours=50), timedelta(hours=51)):
+                success = 0.35  # the outage
+            published = max(1, round(busy * load * rng.uniform(0.85, 1.15)))
+            delivered = round(published * success)
+            lost, failed = published - delivered, round(published * (1 - success) * 3) + rng.randint(0, 2)
+            hourly.append(hourly_row(s.room_id, s.pk, hour, published=published, delivered=delivered,
+                                     attempts=delivered + failed, failed_attempts=failed, retried=failed - lost,
+                                     dead_lettered=lost - lost // 3, expired=lost // 3,
+                                     delivered_attempts=delivered + failed - lost))
+            slow = p50 * (1 + load) * rng.uniform(0.9, 1.1)
+            latency.append(latency_row("subscription", s.room_id, s.pk, hour,
+                                       (round(slow), round(slow * 3.5), round(slow * (9 if success < 0.9 else 5))),
+                                       delivered=delivered, duration_p95_ms=round(p50 * 2.2 * rng.uniform(0.9, 1.1))))
+            errors += [error_row(s.room_id, s.pk, hour, outcome, code, round(failed * share))
+                       for outcome, code, share in failures if round(failed * share)]
+            costs.append(retry_cost_row(s.room_id, s.pk, hour, publishes=published, retries=failed - lost,
+                                        dead_letters=lost - lost // 3, rechecks=int(rng.random() < 0.03),
+                                        replays=int(s.name == "crm-sync" and rng.random() < 0.1),
+                                        retry_delay_ms=(failed - lost) * 9_000, retry_attempts=failed))
+        for room_id in {s.room_id for s in subscriptions}:
+            rows = [row for row in latency[-len(subscriptions):] if row.room_id == room_id]
+            latency.append(latency_row("room", room_id, None, hour, tuple(
+                round(sorted(getattr(r, f"latency_{p}_ms") for r in rows)[len(rows) // 2]) for p in ("p50", "p95", "p99")),
+                delivered=sum(r.delivered for r in rows)))
+    for model, rows in ((HourlyReport, hourly), (LatencyReport, latency), (ErrorReport, errors),
+                        (RetryCostReport, costs)):
+        model.objects.bulk_create(rows)
+    started = timezone.now() - timedelta(minutes=55)
+    ReportRun.objects.create(mode="incremental", status="succeeded", progress=100, stage="done", started_at=started,
+                             finished_at=started + timedelta(seconds=48), hours_processed=2, rows_written=64)

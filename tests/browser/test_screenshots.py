@@ -41,11 +41,14 @@ def test_every_page_renders_in_the_browser(browsing: Browsing, owner: User) -> N
         ("/dead-letters/", "Dead letters", "dead-letters"),
         (f"/subscriptions/{scenery.crm.pk}/dead-letters/", "crm-sync", "dead-letter-list"),
         ("/api-keys/", "API keys", "api-keys"),
+        ("/reports/", "Reports", "reports"),
     ]
     for path, heading, name in visits:
         browsing.goto(path)
         expect(page.locator("h1")).to_contain_text(heading)
         browsing.screenshot(name)
+    page.locator("#latency").evaluate("element => element.scrollIntoView()")
+    browsing.screenshot("reports-charts")
 
     browsing.goto(f"/subscriptions/{scenery.crm.pk}/dead-letters/")
     page.locator("input[name=message_ids]").nth(0).check()
