@@ -22,6 +22,7 @@ ROWS = [
     "peak RSS during the push runs",
     "end-to-end latency",
     "redelivery timing error",
+    "Spark report, full run",
 ]
 
 
