@@ -5,6 +5,7 @@ The UI's "Refresh now" asks a worker for a run (`request_report_run`) and follow
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from analytics.jobs.main import RunSummary
 
 CHILD_TIMEOUT_S = 3 * 3600
+log = logging.getLogger("dovecote.analytics")
 
 
 def job_config(master: str | None = None) -> JobConfig:
@@ -121,7 +123,7 @@ class Refresh(StrEnum):
     UNSUPPORTED = "unsupported"
     IN_PROGRESS = "in progress"
     ALREADY_REQUESTED = "already requested"
-    BROKER_DOWN = "broker down"
+    UNREACHABLE = "unreachable"  # the Celery broker or the cache did not answer
 
 
 def reports_supported() -> bool:
@@ -144,7 +146,11 @@ def report_progress(now: datetime) -> Progress:
     if not reports_supported():
         return Progress(RunState.UNSUPPORTED)
     run, locked = newest_run()
-    requested_at = cache.get(request_key(run))
+    try:
+        requested_at = cache.get(request_key(run))
+    except Exception:  # an unreachable cache must not take the page down: the run's record still shows
+        log.warning("the cache did not answer: a waiting report request cannot be seen", exc_info=True)
+        requested_at = None
     return Progress(run_state(run, locked, requested_at, now), run, requested_at)
 
 
@@ -167,17 +173,22 @@ def request_report_run(now: datetime) -> Refresh:
     if progress.state in refused:
         return refused[progress.state]
     key = request_key(progress.run)
-    if progress.state == RunState.STALLED:
-        cache.delete(key)  # no worker took it: ask again
-    if not cache.add(key, now, REQUEST_TTL_S):
-        return Refresh.ALREADY_REQUESTED  # another click got there first
+    try:
+        if progress.state == RunState.STALLED:
+            cache.delete(key)  # no worker took it: ask again
+        if not cache.add(key, now, REQUEST_TTL_S):
+            return Refresh.ALREADY_REQUESTED  # another click got there first
+    except Exception:
+        log.warning("the cache did not answer: no report run requested", exc_info=True)
+        return Refresh.UNREACHABLE
     from analytics import tasks  # tasks imports this module
 
     try:
         tasks.run_reports.delay()
     except OperationalError:
+        log.warning("the Celery broker did not answer: no report run requested", exc_info=True)
         cache.delete(key)
-        return Refresh.BROKER_DOWN
+        return Refresh.UNREACHABLE
     return Refresh.REQUESTED
 
 

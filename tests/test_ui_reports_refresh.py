@@ -174,8 +174,20 @@ def test_a_stalled_request_says_to_check_the_worker(staff_client: Client, delay:
 def test_when_the_broker_is_down_the_request_is_forgotten(staff_client: Client, delay: mock.MagicMock) -> None:
     delay.side_effect = OperationalError("Error 111 connecting to 127.0.0.1:6379")
     html = staff_client.post("/reports/refresh/", **HTMX).content.decode()
-    assert "The Celery broker did not answer" in html and 'data-state="never"' in html
+    assert "The Celery broker or the cache did not answer" in html and 'data-state="never"' in html
     assert report_progress(timezone.now()).state == RunState.NEVER
+
+
+def test_when_the_cache_is_down_the_page_still_shows_the_runs_and_starts_nothing(
+        staff_client: Client, delay: mock.MagicMock) -> None:
+    ReportRun.objects.create(mode="full", status="succeeded", progress=100, finished_at=timezone.now())
+    with mock.patch("analytics.actions.cache.get", side_effect=ConnectionError("cache down")), \
+            mock.patch("analytics.actions.cache.add", side_effect=ConnectionError("cache down")):
+        page = panel(staff_client)
+        html = staff_client.post("/reports/refresh/", **HTMX).content.decode()
+    assert 'data-state="succeeded"' in page
+    assert "The Celery broker or the cache did not answer" in html
+    delay.assert_not_called()
 
 
 def test_without_postgresql_the_page_says_the_reports_need_it_and_starts_nothing(

@@ -47,7 +47,8 @@ NOTICES = {
     Refresh.IN_PROGRESS: "A report run is already in progress: no second run was started.",
     Refresh.ALREADY_REQUESTED: "A report run is already requested and waiting for a worker.",
     Refresh.UNSUPPORTED: "The report jobs read PostgreSQL: this instance runs on SQLite, so no run was started.",
-    Refresh.BROKER_DOWN: "The Celery broker did not answer: no run was requested. Try again, or run `make report`.",
+    Refresh.UNREACHABLE: "The Celery broker or the cache did not answer: no run was requested. Try again, or run "
+                         "`make report`.",
 }
 
 
@@ -77,7 +78,8 @@ def reports_refresh(request: HttpRequest) -> HttpResponse:
     if request.htmx:
         return TemplateResponse(request, "ui/reports.html#progress",
                                 {"progress": RunPanel.current(notice=NOTICES[outcome], requested=outcome)})
-    (messages.success if outcome == Refresh.REQUESTED else messages.info)(request, NOTICES[outcome])
+    flash = {Refresh.REQUESTED: messages.success, Refresh.UNREACHABLE: messages.error}.get(outcome, messages.info)
+    flash(request, NOTICES[outcome])
     filters = query_without(request, "watch")
     return redirect(reverse("ui:reports") + (f"?{filters}" if filters else ""))
 
