@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.conf import settings
 
@@ -43,15 +44,18 @@ def frame_for(
     next_delay_ms: int | None,
     body: bytes,
     destination: str | None = None,
+    since: datetime | None = None,
 ) -> OutgoingMessage:
-    """Build the broker frame that carries attempt `attempt` of `delivery`, due in `delay_ms`.
+    """Build the broker frame that carries attempt `attempt` of `delivery`, due `delay_ms` after `since` (now).
 
     The broker is asked to deliver it DOVECOTE_SCHEDULER_LEAD_MS early (its scheduler may be
     coarse); the worker holds it until `dovecote-not-before`.
     """
     message = delivery.message
     expires_at_ms = int(message.expires_at.timestamp() * 1000) if message.expires_at else None
-    timing = {NOT_BEFORE: str(int(time.time() * 1000) + delay_ms)} if delay_ms > 0 else {}
+    now_ms = int(time.time() * 1000)
+    due_ms = (int(since.timestamp() * 1000) if since else now_ms) + delay_ms
+    timing = {NOT_BEFORE: str(due_ms)} if delay_ms > 0 else {}
     return OutgoingMessage(
         destination=destination or delivery.destination,
         body=body,
@@ -66,7 +70,7 @@ def frame_for(
             NEXT_DELAY_MS: str(-1 if next_delay_ms is None else next_delay_ms),
             "content-type": "application/json",
         },
-        delay_ms=max(0, delay_ms - settings.DOVECOTE_SCHEDULER_LEAD_MS),
+        delay_ms=max(0, due_ms - now_ms - settings.DOVECOTE_SCHEDULER_LEAD_MS),
         expires_at_ms=expires_at_ms,
     )
 

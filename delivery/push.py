@@ -2,7 +2,8 @@
 
 A session is a Celery task (`delivery.tasks.deliver_push`) that holds the subscription's claim
 (`session_token`, `session_until`), so one session per subscription runs at a time whatever the
-number of workers. It receives frames with a prefetch of `max_in_flight`, POSTs them from a
+number of workers. It receives frames with a prefetch of twice `max_in_flight` (the POSTs in
+flight, and as many early retries held until due), POSTs them from a
 thread pool (HTTP only; the database is touched by the session thread alone), settles each
 outcome, and ends when its time budget is spent, when it has been idle with no retry due soon,
 or when the subscription stops being active. Frames it has not acked return to the queue.
@@ -149,7 +150,9 @@ class PushSession:
     def run(self, deadline: float) -> int:
         width = self.subscription.max_in_flight
         transport = PushTransport()
-        consumer = self.broker.consumer(self.subscription.destination, prefetch=width)
+        # Frames that arrive early (retries, see frames.NOT_BEFORE) are held unacked beside the POSTs in
+        # flight: room for `width` of each, so held retries never stall the queue behind them.
+        consumer = self.broker.consumer(self.subscription.destination, prefetch=2 * width)
         try:
             with ThreadPoolExecutor(max_workers=width, thread_name_prefix="push") as pool:
                 self._loop(consumer, pool, transport, deadline)
@@ -166,7 +169,8 @@ class PushSession:
             accepting = time.monotonic() < deadline and not stopping.is_set() and self._still_active()
             if accepting:
                 arrived = self._release_due()
-                while len(self.in_flight) + len(self.held) + len(arrived) < width and self._still_active():
+                while (len(self.in_flight) + len(arrived) < width and len(self.held) < width
+                       and self._still_active()):
                     frame = consumer.receive(timeout=0.0 if arrived else self._receive_wait())
                     if frame is None:
                         break

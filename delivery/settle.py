@@ -76,6 +76,11 @@ class Failure:
     result: PushResult
     delay_ms: int | None = None  # instead of the EBR delay (a pull consumer's nack)
 
+    @property
+    def finished_at(self) -> datetime | None:
+        """When the attempt ended (its start + duration), if it has a start."""
+        return self.started_at + timedelta(milliseconds=self.result.duration_ms) if self.started_at else None
+
 
 def schedule_retry(
     broker: Broker, delivery: Delivery, body: bytes, attempt: int, delay_ms: int,
@@ -95,7 +100,8 @@ def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy:
     def following(attempt: int) -> int | None:
         return policy.delay_after(attempt) if policy.can_retry(attempt) else None
 
-    outgoing = [frames.frame_for(f.delivery, attempt=f.attempt + 1, delay_ms=delay,
+    # The delay counts from the end of the failed attempt, not from when its failure is recorded.
+    outgoing = [frames.frame_for(f.delivery, attempt=f.attempt + 1, delay_ms=delay, since=f.finished_at,
                                  next_delay_ms=following(f.attempt + 1), body=f.body) for f, delay in retries]
     try:
         broker.send_many(outgoing)
@@ -117,7 +123,8 @@ def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy:
         for f, delay in sent:
             # Only while `attempt` is current: a fast consumer may already have claimed the copy.
             Delivery.objects.filter(pk=f.delivery.pk, attempts=f.attempt, status__in=UNSETTLED).update(
-                status=Status.RETRYING, attempt_started_at=None, next_attempt_at=now + timedelta(milliseconds=delay),
+                status=Status.RETRYING, attempt_started_at=None,
+                next_attempt_at=(f.finished_at or now) + timedelta(milliseconds=delay),
                 **NO_LEASE, last_status_code=f.result.status_code, last_error=f.result.error, updated_at=now,
             )
     for f, delay in sent:
