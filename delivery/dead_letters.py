@@ -41,7 +41,8 @@ def replay(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> l
             status=Status.PENDING, attempts=0, redelivery_count=0, attempt_started_at=None, next_attempt_at=None,
             last_error="", last_status_code=None, claimed_until=None, replays=F("replays") + 1, updated_at=now,
         )
-        transaction.on_commit(lambda: relay().submit(ids))
+        replayed = list(Delivery.objects.filter(pk__in=ids).select_related("message__room", "subscription__room"))
+        transaction.on_commit(lambda: relay().submit(replayed))
     return ids
 
 

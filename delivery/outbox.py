@@ -30,18 +30,26 @@ SWEEP_BATCH = 500
 
 
 def send_pending(delivery_ids: Sequence[int]) -> list[int]:
-    """Send the given deliveries that are still pending; return the ids confirmed by the broker."""
+    """Send the given deliveries that are still pending (the sweeper's path); return the ids confirmed."""
     deliveries = list(
         Delivery.objects.filter(pk__in=delivery_ids, status=Delivery.Status.PENDING)
         .select_related("message__room", "subscription__room")
         .order_by("pk")
     )
+    return [delivery.pk for delivery in send(deliveries)]
+
+
+def send(deliveries: Sequence[Delivery]) -> list[Delivery]:
+    """Send the first frames of pending deliveries (all, then all receipts), mark the confirmed ones queued.
+
+    `deliveries` come with their message, room and subscription loaded. Return those the broker confirmed.
+    """
     if not deliveries:
         return []
     outgoing = [first_frame(delivery) for delivery in deliveries]
     try:
         shared_broker().send_many(outgoing)
-        confirmed = deliveries
+        confirmed = list(deliveries)
     except SendFailed as error:
         log.warning("outbox: %d of %d sends unconfirmed: %s", len(deliveries) - len(error.confirmed),
                     len(deliveries), error)
@@ -50,7 +58,7 @@ def send_pending(delivery_ids: Sequence[int]) -> list[int]:
         log.warning("outbox: broker unavailable, %d deliveries stay pending: %s", len(deliveries), error)
         return []
     mark_queued(confirmed)
-    return [delivery.pk for delivery in confirmed]
+    return confirmed
 
 
 def first_frame(delivery: Delivery):  # noqa: ANN201 - OutgoingMessage
@@ -118,16 +126,20 @@ def release_claims(delivery_ids: Iterable[int]) -> None:
 
 
 class OutboxRelay:
-    """A background thread that sends deliveries as their transactions commit."""
+    """A background thread that sends deliveries as their transactions commit.
+
+    It is handed the Delivery objects the transaction wrote (message, room and subscription
+    loaded), so sending them costs no query; `mark_queued` only updates rows still pending.
+    """
 
     def __init__(self) -> None:
-        self._queue: queue.SimpleQueue[int] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[Delivery] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="outbox-relay", daemon=True)
         self._thread.start()
 
-    def submit(self, delivery_ids: Iterable[int]) -> None:
-        for delivery_id in delivery_ids:
-            self._queue.put(delivery_id)
+    def submit(self, deliveries: Iterable[Delivery]) -> None:
+        for delivery in deliveries:
+            self._queue.put(delivery)
 
     def _run(self) -> None:
         while True:
@@ -139,7 +151,7 @@ class OutboxRelay:
                     break
             try:
                 close_old_connections()
-                confirmed = send_pending(batch)
+                confirmed = send(batch)
                 if confirmed:
                     from delivery.push import start_sessions_for_deliveries
 

@@ -63,6 +63,8 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
     """
     check_events(room, events)
     subscriptions = list(Subscription.objects.filter(room=room, status=Subscription.Status.ACTIVE).order_by("pk"))
+    for subscription in subscriptions:
+        subscription.room = room  # the relay reads their retry settings
     now = timezone.now()
     with transaction.atomic():
         replies: list[Published | None] = [None] * len(events)
@@ -96,8 +98,7 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
             if key is not None:
                 key.message = message
                 key.save(update_fields=["message", "created_at"])
-        ids = [d.pk for d in deliveries]
-        transaction.on_commit(lambda: relay().submit(ids))
+        transaction.on_commit(lambda: relay().submit(deliveries))
     by_message: dict[uuid.UUID, list[Delivery]] = {}
     for delivery in deliveries:
         by_message.setdefault(delivery.message_id, []).append(delivery)

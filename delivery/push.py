@@ -78,13 +78,10 @@ def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
     return started
 
 
-def start_sessions_for_deliveries(delivery_ids: Iterable[int]) -> list[int]:
-    """Start sessions for the push subscriptions of these deliveries."""
-    subscription_ids = (
-        Delivery.objects.filter(pk__in=list(delivery_ids), subscription__type=Subscription.Type.PUSH)
-        .values_list("subscription_id", flat=True).distinct()
-    )
-    return start_sessions(subscription_ids)
+def start_sessions_for_deliveries(deliveries: Iterable[Delivery]) -> list[int]:
+    """Start sessions for the push subscriptions of these deliveries (loaded with their subscription)."""
+    return start_sessions({delivery.subscription_id for delivery in deliveries
+                           if delivery.subscription is not None and delivery.subscription.type == Subscription.Type.PUSH})
 
 
 def subscriptions_with_due_work(now: datetime | None = None) -> list[int]:
