@@ -21,6 +21,8 @@ from bench import stack
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = "dovecote_bench"
 GROUPS = ("batch", "single", "push", "e2e", "retry", "spark")
+EXTRA_GROUPS = ("rates",)  # only with --only: latency and retry timing at other offered rates
+MEASURED = ("<!-- make bench writes from here -->", "<!-- to here -->")
 
 
 @dataclass
@@ -65,12 +67,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (< 2 min)")
     parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(GROUPS),
-                        help=f"run only these groups of figures, comma-separated: {', '.join(GROUPS)} "
+                        help=f"run only these groups of figures, comma-separated: {', '.join(GROUPS + EXTRA_GROUPS)} "
                              "(for profiling; the table is written to var/, not docs/)")
     options = parser.parse_args()
     quick, only = options.quick, options.only
-    if unknown := only - set(GROUPS):
-        parser.error(f"--only: unknown group {', '.join(sorted(unknown))} (choose from {', '.join(GROUPS)})")
+    if unknown := only - set(GROUPS + EXTRA_GROUPS):
+        parser.error(f"--only: unknown group {', '.join(sorted(unknown))} "
+                     f"(choose from {', '.join(GROUPS + EXTRA_GROUPS)})")
     env = bench_env()
     env = stack.recreate_database(env, BENCH_DB)
     os.environ.update(env)
@@ -141,6 +144,15 @@ def main() -> int:
                             "p50 / p99 ms",
                             f"{fmt(column(retry, 0), digits=1)} / {fmt(column(retry, 1), digits=1)}", "—",
                             "p99 < 150"))
+        if "rates" in only:  # one run each: how latency and retry timing change with the offered rate
+            for rate in (10, 25, 50, 100):
+                p50, p99 = figures.end_to_end_latency(ctx, rate, n["e2e_s"])
+                rows.append(Row(f"end-to-end latency at {rate} msg/s, p50 / p99 ms (1 run)", f"{p50:.1f} / {p99:.1f}",
+                                "—"))
+            for rate in (100, 200):
+                p50, p99 = figures.redelivery_timing_error(ctx, n["retries"], rate=rate)
+                rows.append(Row(f"redelivery timing error, {n['retries']} retries at {rate} msg/s, p50 / p99 ms "
+                                "(1 run)", f"{p50:.1f} / {p99:.1f}", "—"))
     finally:
         for process in (web, beat, processes["worker"]):
             process.stop()
@@ -165,13 +177,18 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool) -> None:
     table = "\n".join(lines)
     print(table)
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
-    header = (f"# Benchmarks\n\nMeasured {dt.date.today().isoformat()} on {machine} by `make bench`"
-              f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, ActiveMQ Classic 5.17 (STOMP), "
-              "Redis, gunicorn 2×8 threads, one Celery worker (32 threads) and beat.\n\n")
+    measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
+                f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, ActiveMQ Classic 5.17 (STOMP), "
+                f"Redis, gunicorn 2×8 threads, one Celery worker (32 threads) and beat.\n\n{table}\n{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial
                      else "docs/benchmarks.md")
     target.parent.mkdir(exist_ok=True)
-    target.write_text(header + table + "\n")
+    # Replace only the measured part: what the page says around it (how to read it) is kept.
+    before, after = "# Benchmarks\n\n", "\n"
+    if target.exists() and all(marker in (old := target.read_text()) for marker in MEASURED):
+        before, rest = old.split(MEASURED[0], 1)
+        after = rest.split(MEASURED[1], 1)[1]
+    target.write_text(before + measured + after)
     print(f"\nwritten to {target.relative_to(ROOT)}")
 
 
