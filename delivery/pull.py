@@ -10,12 +10,12 @@ after the EBR delay (or dead-lettered) by `expire_leases`, which beat runs every
 from __future__ import annotations
 
 import logging
+import math
 import secrets
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -64,22 +64,30 @@ def pull(subscription: Subscription, *, max_messages: int, lease_ms: int, wait_m
             frame = consumer.receive(timeout=wait_s)
             if frame is None:
                 break
-            if lease := take(subscription, consumer, frame, lease_ms):
+            if lease := take(subscription, consumer, frame, lease_ms, deadline):
                 leases.append(lease)
     return leases
 
 
-def take(subscription: Subscription, consumer: Consumer, frame, lease_ms: int) -> Lease | None:  # noqa: ANN001
-    """Turn one frame into a lease, or settle it now (stale, expired, not yet due)."""
+def take(subscription: Subscription, consumer: Consumer, frame, lease_ms: int,  # noqa: ANN001
+         deadline: float) -> Lease | None:
+    """Turn one frame into a lease, or settle it now (stale, expired, not yet due).
+
+    A retry arrives before its due time (`dovecote-not-before`: the broker is asked for it
+    DOVECOTE_SCHEDULER_LEAD_MS early). If it falls due while this pull may still wait, the pull
+    waits for it; otherwise it goes back to the broker for its remaining time.
+    """
     broker = shared_broker()
-    early_s = frames.seconds_until_due(frame) - settings.DOVECOTE_SCHEDULER_LEAD_MS / 1000
-    if early_s > 0:  # sooner than the broker's scheduler can explain: put it back for later
+    early_s = frames.seconds_until_due(frame)
+    if early_s > 0 and time.monotonic() + early_s <= deadline:
+        time.sleep(early_s)
+    elif early_s > 0:
         delivery = Delivery.objects.select_related("message").filter(
             pk=frames.FrameInfo.of(frame).delivery_id).first()
         if delivery is None:
             consumer.ack(frame)
         else:
-            defer(broker, consumer, frame, delivery, frames.FrameInfo.of(frame).attempt, int(early_s * 1000))
+            defer(broker, consumer, frame, delivery, frames.FrameInfo.of(frame).attempt, math.ceil(early_s * 1000))
         return None
     job = prepare(subscription, broker, consumer, frame)
     if job is None:
