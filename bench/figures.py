@@ -109,17 +109,26 @@ def raw_stomp_sends(ctx: Context, n: int) -> float:
     return n / elapsed
 
 
+def drain(room_id: int, subscription_id: int) -> None:
+    """Take a pull subscription's frames off the broker: nothing consumes them, and the broker outlives the run."""
+    from delivery.retire import drain_destination
+
+    drain_destination(f"room-{room_id}::subscription-{subscription_id}")
+
+
 def batch_publish(ctx: Context, n: int) -> float:
     """Messages/s through the batch API until every broker receipt is in (all deliveries `queued`)."""
     room_id = make_room(ctx)
-    make_subscription(ctx, room_id, type="pull")
+    subscription_id = make_subscription(ctx, room_id, type="pull")
     batches = [{"messages": [event(i) for i in range(start, min(n, start + BATCH))]} for start in range(0, n, BATCH)]
     started = time.monotonic()
     with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=60) as client:
         for batch in batches:
             client.post(f"/api/v1/rooms/{room_id}/messages/batch/", json=batch).raise_for_status()
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
-    return n / (time.monotonic() - started)
+    rate = n / (time.monotonic() - started)
+    drain(room_id, subscription_id)
+    return rate
 
 
 def concurrent_requests(ctx: Context, n: int, send: Callable[[httpx.Client], None], clients: int = 8
@@ -145,12 +154,15 @@ def concurrent_requests(ctx: Context, n: int, send: Callable[[httpx.Client], Non
 
 def single_publish(ctx: Context, n: int) -> tuple[float, float, float]:
     room_id = make_room(ctx)
-    make_subscription(ctx, room_id, type="pull")
+    subscription_id = make_subscription(ctx, room_id, type="pull")
 
     def send(client: httpx.Client) -> None:
         client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0)).raise_for_status()
 
-    return concurrent_requests(ctx, n, send)
+    figures = concurrent_requests(ctx, n, send)
+    wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)  # all sent, so all drained
+    drain(room_id, subscription_id)
+    return figures
 
 
 def empty_endpoint(ctx: Context, n: int) -> tuple[float, float, float]:

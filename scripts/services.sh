@@ -42,7 +42,7 @@ AMQ_TMP=$AMQ_BASE/tmp
 AMQ_PIDFILE=/var/run/activemq/$AMQ_INSTANCE.pid # where /etc/init.d/activemq looks too
 AMQ_LOG=$AMQ_DATA/activemq.log
 AMQ_CONSOLE=$AMQ_DATA/console.log
-AMQ_HEAP="-Xms64m -Xmx512m"
+AMQ_HEAP="-Xms64m -Xmx1g"
 AMQ_START_TIMEOUT=${AMQ_START_TIMEOUT:-90}
 AMQ_STOP_TIMEOUT=60
 
