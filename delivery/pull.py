@@ -82,12 +82,12 @@ def take(subscription: Subscription, consumer: Consumer, frame, lease_ms: int,  
     if early_s > 0 and time.monotonic() + early_s <= deadline:
         time.sleep(early_s)
     elif early_s > 0:
-        delivery = Delivery.objects.select_related("message").filter(
-            pk=frames.FrameInfo.of(frame).delivery_id).first()
+        info = frames.FrameInfo.of(frame)
+        delivery = Delivery.objects.select_related("message").filter(pk=info.delivery_id).first()
         if delivery is None:
             consumer.ack(frame)
         else:
-            defer(broker, consumer, frame, delivery, frames.FrameInfo.of(frame).attempt, math.ceil(early_s * 1000))
+            defer(broker, consumer, frame, delivery, info.attempt, math.ceil(early_s * 1000))
         return None
     job = prepare(subscription, broker, consumer, frame)
     if job is None:

@@ -80,8 +80,9 @@ def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
 
 def start_sessions_for_deliveries(deliveries: Iterable[Delivery]) -> list[int]:
     """Start sessions for the push subscriptions of these deliveries (loaded with their subscription)."""
+    push = Subscription.Type.PUSH
     return start_sessions({delivery.subscription_id for delivery in deliveries
-                           if delivery.subscription is not None and delivery.subscription.type == Subscription.Type.PUSH})
+                           if delivery.subscription is not None and delivery.subscription.type == push})
 
 
 def subscriptions_with_due_work(now: datetime | None = None) -> list[int]:

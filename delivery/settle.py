@@ -44,11 +44,6 @@ def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult
     attempt_row(delivery, attempt, started_at, result, next_delay_ms).save(force_insert=True)
 
 
-def mark_delivered(delivery: Delivery, attempt: int, started_at, result: PushResult) -> None:  # noqa: ANN001
-    """Record a successful attempt."""
-    mark_delivered_many([(delivery, attempt, started_at, result)])
-
-
 def mark_delivered_many(successes: list[tuple[Delivery, int, datetime, PushResult]]) -> None:
     """Record successful attempts: their attempt rows in one INSERT, the deliveries in one UPDATE per status code."""
     by_code: dict[int | None, list[int]] = defaultdict(list)
@@ -80,15 +75,6 @@ class Failure:
     def finished_at(self) -> datetime | None:
         """When the attempt ended (its start + duration), if it has a start."""
         return self.started_at + timedelta(milliseconds=self.result.duration_ms) if self.started_at else None
-
-
-def schedule_retry(
-    broker: Broker, delivery: Delivery, body: bytes, attempt: int, delay_ms: int,
-    policy: RetryPolicy, started_at, result: PushResult,  # noqa: ANN001
-) -> None:
-    """Send the copy of attempt + 1 with the broker's scheduled delay, then record the failure."""
-    if not schedule_retries(broker, [(Failure(delivery, body, attempt, started_at, result), delay_ms)], policy):
-        raise BrokerError(f"the broker did not confirm the retry copy of delivery {delivery.pk}")
 
 
 def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy: RetryPolicy) -> set[int]:

@@ -163,8 +163,8 @@ def test_a_copy_claimed_before_its_sender_records_the_failure_keeps_its_claim(
     job = prepare(delivery.subscription, broker, consumer, consumer.receive(timeout=1))
     assert job is not None and job.attempt == 2
     result = PushResult("failure", 5, 500, "HTTP 500")
-    settle.schedule_retry(broker, delivery, b"{}", 1, 100, delivery.subscription.retry_policy, timezone.now(),
-                          result)
+    settle.schedule_retries(broker, [(settle.Failure(delivery, b"{}", 1, timezone.now(), result), 100)],
+                            delivery.subscription.retry_policy)
     delivery.refresh_from_db()
     assert delivery.attempts == 2 and delivery.attempt_started_at is not None  # attempt 1's late record changed nothing
     assert delivery.status == "leased"
