@@ -25,7 +25,7 @@ help:
 	@echo "make demo      run everything in one process with demo data (no services needed)"
 	@echo "make demo-reset  the same, from a fresh database"
 	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt"
-	@echo "make services  start PostgreSQL, Redis and ActiveMQ (STOMP) if needed; print the URLs"
+	@echo "make services  start PostgreSQL, Redis and Apache Artemis (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
 	@echo "make screenshots  regenerate docs/screenshots/*.png (the web UI at 1280x800) from the browser tests"
 	@echo "make run       migrate, then web, worker and beat from the Procfile (Ctrl-C stops all)"
@@ -35,7 +35,7 @@ help:
 
 # demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services.
 DEMO_ENV = env -u DATABASE_URL -u CELERY_BROKER_URL STOMP_URL=memory:// DOVECOTE_DEMO=true \
-	DOVECOTE_PUSH_ALLOW_HOSTS=127.0.0.1 DOVECOTE_SCHEDULER_LEAD_MS=0 DOVECOTE_LOG_LEVEL=ERROR
+	DOVECOTE_PUSH_ALLOW_HOSTS=127.0.0.1 DOVECOTE_LOG_LEVEL=ERROR
 demo: venv
 	@$(DEMO_ENV) $(PY) manage.py demo
 

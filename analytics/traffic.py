@@ -113,7 +113,6 @@ class Target:
 
     def __post_init__(self) -> None:
         self.destination = self.subscription.destination
-        self.dead_letter_destination = self.subscription.dead_letter_destination
 
 
 @dataclass
@@ -320,10 +319,10 @@ class Life:
         return frame, resumed
 
     def dead_letter(self, frame: int, at: datetime, code: int | None, reason: str) -> tuple[int, datetime]:
-        """Send to the dead-letter queue; an operator replays a few of them later."""
+        """Move to the dead letters; an operator replays a few of them later."""
         rng = self.sim.rng
         sent = self.soon_after(at)
-        self.send("dead_letter", self.target.dead_letter_destination, frame, 0, sent)
+        self.send("dead_letter", self.target.destination, frame, 0, sent)
         self.settle("dead_lettered", sent, code=code, error=reason)
         replay_at = sent + timedelta(minutes=rng.uniform(10, 360))
         if rng.random() >= REPLAY_CHANCE or replay_at > self.sim.end:

@@ -110,10 +110,10 @@ def raw_stomp_sends(ctx: Context, n: int) -> float:
 
 
 def drain(room_id: int, subscription_id: int) -> None:
-    """Take a pull subscription's frames off the broker: nothing consumes them, and the broker outlives the run."""
-    from delivery.retire import drain_destination
+    """Remove a pull subscription's queue and its frames: nothing consumes them, and the broker outlives the run."""
+    from delivery.retire import delete_queue
 
-    drain_destination(f"room-{room_id}::subscription-{subscription_id}")
+    delete_queue(f"room-{room_id}::subscription-{subscription_id}")
 
 
 def batch_publish(ctx: Context, n: int) -> float:

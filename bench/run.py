@@ -44,7 +44,7 @@ def bench_env() -> dict[str, str]:
     return {
         **os.environ,
         "DATABASE_URL": database,  # the scratch databases are made beside it (stack.recreate_database)
-        "STOMP_URL": os.environ.get("STOMP_URL", "stomp://admin:admin@127.0.0.1:61613"),
+        "STOMP_URL": os.environ.get("STOMP_URL", "stomp://dovecote:dovecote@127.0.0.1:61613"),
         "CELERY_BROKER_URL": "redis://127.0.0.1:6379/9",
         "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
         "DOVECOTE_API_RATE": "100000000/min",

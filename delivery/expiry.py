@@ -1,24 +1,69 @@
-"""Expire deliveries whose message outlived its room's expiration before being delivered."""
+"""Expire deliveries whose message outlived its room's expiration before being delivered.
+
+Two ways lead here. The broker expires a frame that waits past its `expires` time and moves
+it to EXPIRY_DESTINATION (Artemis's expiry address); `drain_expired` reads those frames and
+records each delivery `expired`. And `expire_overdue` sweeps the database for unsettled
+deliveries whose message has expired, whatever became of their frames (a frame held by a
+consumer, a pull lease, a delivery still pending). Beat runs both every few seconds.
+"""
 
 from __future__ import annotations
 
+import logging
+import uuid
 from datetime import timedelta
 
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery.broker import EXPIRY_DESTINATION, BrokerError
+from delivery.broker.shared import shared_broker
+from delivery.frames import MESSAGE_ID, FrameInfo
 from delivery.models import Delivery
 from delivery.settle import UNSETTLED
 
+log = logging.getLogger("delivery.expiry")
+
 # An attempt under way at expiry may finish; one "under way" this long ago died with its worker.
 ABANDONED_ATTEMPT = timedelta(minutes=10)
+DRAIN_BATCH = 500
+DRAIN_IDLE_S = 0.2
 
 
 def expire_overdue() -> int:
-    """Mark every unsettled delivery of an expired message `expired`; return how many."""
+    """Record the frames the broker expired, then mark every unsettled delivery of an expired message `expired`."""
+    try:
+        drain_expired()
+    except BrokerError:
+        log.warning("expiry: cannot read %s now; the database sweep goes on", EXPIRY_DESTINATION, exc_info=True)
     now = timezone.now()
     return Delivery.objects.filter(
         Q(attempt_started_at__isnull=True) | Q(attempt_started_at__lt=now - ABANDONED_ATTEMPT),
         status__in=UNSETTLED, message__expires_at__lte=now,
     ).update(status=Delivery.Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
              last_error="expired before delivery", updated_at=now)
+
+
+def drain_expired(limit: int = DRAIN_BATCH) -> int:
+    """Take the frames the broker expired off its expiry queue, recording their deliveries `expired`; return how many."""
+    taken = 0
+    with shared_broker().consumer(EXPIRY_DESTINATION, prefetch=limit) as consumer:
+        while taken < limit and (frame := consumer.receive(timeout=DRAIN_IDLE_S)) is not None:
+            try:
+                info = FrameInfo.of(frame)
+                message_id = uuid.UUID(frame.headers.get(MESSAGE_ID, ""))
+            except ValueError:
+                log.warning("expiry: dropping an expired frame without Dovecote headers (%s)", frame.broker_message_id)
+            else:
+                # The message id guards against a frame of another database that shares the broker.
+                expired = Delivery.objects.filter(pk=info.delivery_id, message_id=message_id,
+                                                  status__in=UNSETTLED).update(
+                    status=Delivery.Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
+                    last_error="expired on the broker before delivery", updated_at=timezone.now())
+                if expired:
+                    log.info("expired on the broker", extra={"correlation_id": info.correlation_id,
+                                                             "delivery_id": info.delivery_id,
+                                                             "attempt": info.attempt})
+            consumer.ack(frame)
+            taken += 1
+    return taken

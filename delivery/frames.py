@@ -7,8 +7,6 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.conf import settings
-
 from delivery.broker import OutgoingMessage, ReceivedMessage
 from delivery.models import Delivery, Message
 
@@ -19,7 +17,6 @@ EVENT_TYPE = "dovecote-event-type"
 EVENT_VERSION = "dovecote-event-version"
 ATTEMPT = "dovecote-attempt"
 NEXT_DELAY_MS = "dovecote-next-delay-ms"  # the delay after this attempt if it fails; -1: none
-NOT_BEFORE = "dovecote-not-before"  # epoch ms before which the frame must not be attempted
 
 
 def envelope(message: Message) -> bytes:
@@ -48,19 +45,16 @@ def frame_for(
 ) -> OutgoingMessage:
     """Build the broker frame that carries attempt `attempt` of `delivery`, due `delay_ms` after `since` (now).
 
-    The broker is asked to deliver it DOVECOTE_SCHEDULER_LEAD_MS early (its scheduler may be
-    coarse); the worker holds it until `dovecote-not-before`.
+    The broker holds it until then (Artemis's scheduled delivery, `AMQ_SCHEDULED_DELAY`).
     """
     message = delivery.message
     expires_at_ms = int(message.expires_at.timestamp() * 1000) if message.expires_at else None
     now_ms = int(time.time() * 1000)
     due_ms = (int(since.timestamp() * 1000) if since else now_ms) + delay_ms
-    timing = {NOT_BEFORE: str(due_ms)} if delay_ms > 0 else {}
     return OutgoingMessage(
         destination=destination or delivery.destination,
         body=body,
         headers={
-            **timing,
             CORRELATION_ID: message.correlation_id,
             MESSAGE_ID: str(message.id),
             DELIVERY_ID: str(delivery.pk),
@@ -70,18 +64,9 @@ def frame_for(
             NEXT_DELAY_MS: str(-1 if next_delay_ms is None else next_delay_ms),
             "content-type": "application/json",
         },
-        delay_ms=max(0, due_ms - now_ms - settings.DOVECOTE_SCHEDULER_LEAD_MS),
+        delay_ms=max(0, due_ms - now_ms),
         expires_at_ms=expires_at_ms,
     )
-
-
-def seconds_until_due(frame: ReceivedMessage) -> float:
-    """Return how long the frame must still be held before its attempt (0: due now)."""
-    try:
-        not_before_ms = int(frame.headers.get(NOT_BEFORE, "0"))
-    except ValueError:
-        return 0.0
-    return max(0.0, not_before_ms / 1000 - time.time())
 
 
 @dataclass(frozen=True)

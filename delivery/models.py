@@ -106,11 +106,13 @@ class Delivery(models.Model):
 
 
 class PublishedMessage(models.Model):
-    """One send to the broker confirmed by its RECEIPT: a first publish or a republish."""
+    """One routing of a delivery: a send to the broker confirmed by its RECEIPT, or its move to the dead letters."""
 
     class Kind(models.TextChoices):
         PUBLISH = "publish"
         RETRY = "retry"
+        # Moved to the dead letters, which PostgreSQL holds (no broker copy): `destination` is the
+        # queue it left.
         DEAD_LETTER = "dead_letter", "dead letter"
         REPLAY = "replay"
         # The same attempt put back to be looked at later: another worker may still be on it.

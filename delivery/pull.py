@@ -10,7 +10,6 @@ after the EBR delay (or dead-lettered) by `expire_leases`, which beat runs every
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 import time
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from delivery import frames, settle
 from delivery.broker import BrokerError, Consumer
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, DeliveryAttempt
-from delivery.push import defer, prepare
+from delivery.push import prepare
 from delivery.transports import PushResult
 from subscriptions.models import Subscription
 
@@ -64,32 +63,14 @@ def pull(subscription: Subscription, *, max_messages: int, lease_ms: int, wait_m
             frame = consumer.receive(timeout=wait_s)
             if frame is None:
                 break
-            if lease := take(subscription, consumer, frame, lease_ms, deadline):
+            if lease := take(subscription, consumer, frame, lease_ms):
                 leases.append(lease)
     return leases
 
 
-def take(subscription: Subscription, consumer: Consumer, frame, lease_ms: int,  # noqa: ANN001
-         deadline: float) -> Lease | None:
-    """Turn one frame into a lease, or settle it now (stale, expired, not yet due).
-
-    A retry arrives before its due time (`dovecote-not-before`: the broker is asked for it
-    DOVECOTE_SCHEDULER_LEAD_MS early). If it falls due while this pull may still wait, the pull
-    waits for it; otherwise it goes back to the broker for its remaining time.
-    """
-    broker = shared_broker()
-    early_s = frames.seconds_until_due(frame)
-    if early_s > 0 and time.monotonic() + early_s <= deadline:
-        time.sleep(early_s)
-    elif early_s > 0:
-        info = frames.FrameInfo.of(frame)
-        delivery = Delivery.objects.select_related("message").filter(pk=info.delivery_id).first()
-        if delivery is None:
-            consumer.ack(frame)
-        else:
-            defer(broker, consumer, frame, delivery, info.attempt, math.ceil(early_s * 1000))
-        return None
-    job = prepare(subscription, broker, consumer, frame)
+def take(subscription: Subscription, consumer: Consumer, frame, lease_ms: int) -> Lease | None:  # noqa: ANN001
+    """Turn one frame into a lease, or settle it now (stale, settled, expired)."""
+    job = prepare(subscription, shared_broker(), consumer, frame)
     if job is None:
         return None
     token = secrets.token_urlsafe(24)
@@ -135,7 +116,7 @@ def nack(subscription: Subscription, ack_ids: list[str], *, action: str, delay_m
         body = frames.envelope(delivery.message)
         try:
             if action == "dead_letter":
-                settle.dead_letter(broker, delivery, body, delivery.attempts, "dead-lettered by the consumer",
+                settle.dead_letter(delivery, delivery.attempts, "dead-lettered by the consumer",
                                    delivery.attempt_started_at, outcome)
             else:
                 settle.settle_failure(broker, delivery, body, delivery.attempts, subscription.retry_policy,

@@ -2,8 +2,7 @@
 
 A session is a Celery task (`delivery.tasks.deliver_push`) that holds the subscription's claim
 (`session_token`, `session_until`), so one session per subscription runs at a time whatever the
-number of workers. It receives frames with a prefetch of twice `max_in_flight` (the POSTs in
-flight, and as many early retries held until due), POSTs them from a
+number of workers. It receives frames with a prefetch of `max_in_flight`, POSTs them from a
 thread pool (HTTP only; the database is touched by the session thread alone), settles each
 outcome, and ends when its time budget is spent, when it has been idle with no retry due soon,
 or when the subscription stops being active. Frames it has not acked return to the queue.
@@ -11,8 +10,6 @@ or when the subscription stops being active. Frames it has not acked return to t
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import logging
 import threading
 import time
@@ -140,17 +137,13 @@ class PushSession:
         self.token = token
         self.lost_claim = False
         self.in_flight: dict[Future[PushResult], InFlight] = {}
-        self.held: list[tuple[float, int, ReceivedMessage]] = []  # (due, sequence, frame), a heap
-        self._sequence = itertools.count()
         self.settled = 0
         self._refreshed = time.monotonic()
 
     def run(self, deadline: float) -> int:
         width = self.subscription.max_in_flight
         transport = PushTransport()
-        # Frames that arrive early (retries, see frames.NOT_BEFORE) are held unacked beside the POSTs in
-        # flight: room for `width` of each, so held retries never stall the queue behind them.
-        consumer = self.broker.consumer(self.subscription.destination, prefetch=2 * width)
+        consumer = self.broker.consumer(self.subscription.destination, prefetch=width)
         try:
             with ThreadPoolExecutor(max_workers=width, thread_name_prefix="push") as pool:
                 self._loop(consumer, pool, transport, deadline)
@@ -166,15 +159,13 @@ class PushSession:
         while True:
             accepting = time.monotonic() < deadline and not stopping.is_set() and self._still_active()
             if accepting:
-                arrived = self._release_due()
-                while (len(self.in_flight) + len(arrived) < width and len(self.held) < width
-                       and self._still_active()):
-                    frame = consumer.receive(timeout=0.0 if arrived else self._receive_wait())
+                arrived: list[ReceivedMessage] = []
+                while len(self.in_flight) + len(arrived) < width and self._still_active():
+                    frame = consumer.receive(timeout=0.0 if arrived or self.in_flight else 0.2)
                     if frame is None:
                         break
                     last_activity = time.monotonic()
-                    if not self._hold(frame):
-                        arrived.append(frame)
+                    arrived.append(frame)
                 if arrived:
                     self._start(consumer, pool, transport, arrived)
             if self.in_flight:
@@ -186,35 +177,9 @@ class PushSession:
                     last_activity = time.monotonic()
                 continue
             if not accepting:
-                return  # held frames go back to the queue unacked, for the next session
-            if self.held:
-                if len(self.held) >= width:
-                    time.sleep(self._receive_wait())
-                continue
+                return
             if time.monotonic() - last_activity > IDLE_EXIT_S and not self._retry_due_soon():
                 return
-
-    def _hold(self, frame: ReceivedMessage) -> bool:
-        """Keep a frame that arrived before its time (see frames.NOT_BEFORE); say whether it was kept."""
-        wait_s = frames.seconds_until_due(frame)
-        if wait_s <= 0:
-            return False
-        heapq.heappush(self.held, (time.monotonic() + wait_s, next(self._sequence), frame))
-        return True
-
-    def _release_due(self) -> list[ReceivedMessage]:
-        due = []
-        while self.held and self.held[0][0] <= time.monotonic():
-            due.append(heapq.heappop(self.held)[2])
-        return due
-
-    def _receive_wait(self) -> float:
-        """How long to block for the next frame without delaying a finished POST or a held frame."""
-        if self.in_flight:
-            return 0.0
-        if self.held:
-            return max(0.0, min(0.2, self.held[0][0] - time.monotonic()))
-        return 0.2
 
     def _still_active(self) -> bool:
         if time.monotonic() - self._refreshed >= REFRESH_S:
@@ -389,7 +354,7 @@ def resume_unfinished(subscription: Subscription, broker: Broker, consumer: Cons
     crashes = settle.record_crash(delivery, attempt)
     if crashes >= POISON_LIMIT:
         reason = f"poison message: the worker died {crashes} times while delivering it"
-        settle.dead_letter(broker, delivery, frame.body, attempt, reason)
+        settle.dead_letter(delivery, attempt, reason)
         consumer.ack(frame)
         return None
     return InFlight(delivery, frame, attempt, timezone.now())

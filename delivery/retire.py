@@ -8,8 +8,6 @@ from delivery.broker.shared import shared_broker
 from delivery.models import Delivery
 from delivery.settle import UNSETTLED
 
-DRAIN_IDLE_S = 1.0
-
 
 def retire_deliveries(subscription_id: int, reason: str) -> int:
     """Settle every unsettled delivery of a subscription as dead-lettered with `reason`; return how many."""
@@ -19,11 +17,6 @@ def retire_deliveries(subscription_id: int, reason: str) -> int:
     )
 
 
-def drain_destination(destination: str) -> int:
-    """Ack whatever is left on a deleted subscription's queue; return how many frames it held."""
-    drained = 0
-    with shared_broker().consumer(destination, prefetch=500) as consumer:
-        while (frame := consumer.receive(timeout=DRAIN_IDLE_S)) is not None:
-            consumer.ack(frame)
-            drained += 1
-    return drained
+def delete_queue(destination: str) -> bool:
+    """Remove a deleted subscription's queue from the broker, with every frame left on it, scheduled ones too."""
+    return shared_broker().delete_queue(destination)

@@ -1,8 +1,10 @@
 """Record the outcome of an attempt and settle its frame: delivered, retried, dead-lettered, expired.
 
-Each function changes the broker first (a retry or dead-letter copy, confirmed by its receipt),
-then the database, and acks the original frame last: a crash in between leaves the original on
-the broker, and `push.prepare` recognises it as already handled when it comes back.
+Each function changes the broker first (a retry copy, confirmed by its receipt), then the
+database, and acks the original frame last: a crash in between leaves the original on the
+broker, and `push.prepare` recognises it as already handled when it comes back. A dead letter
+is held by PostgreSQL alone (the message and its delivery row, replayable from there), so it
+needs no broker copy: it is recorded, then the original is acked.
 """
 
 from __future__ import annotations
@@ -119,17 +121,14 @@ def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy:
 
 
 def dead_letter(
-    broker: Broker, delivery: Delivery, body: bytes, attempt: int, reason: str,
+    delivery: Delivery, attempt: int, reason: str,
     started_at=None, result: PushResult | None = None,  # noqa: ANN001
 ) -> None:
-    """Move the message to the subscription's dead-letter queue and keep it for replay."""
-    destination = delivery.subscription.dead_letter_destination
-    broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=0, next_delay_ms=None,
-                                 body=body, destination=destination))
+    """Settle the delivery as dead-lettered: kept in the database, listed, replayable."""
     with transaction.atomic():
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
-        record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, destination, attempt, 0)
+        record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
         Delivery.objects.filter(pk=delivery.pk, attempts=attempt, status__in=UNSETTLED).update(
             status=Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
             last_status_code=result.status_code if result else None, last_error=reason,
@@ -173,12 +172,8 @@ def settle_failures(broker: Broker, failures: list[Failure], policy: RetryPolicy
     for f in failures:
         if not policy.can_retry(f.attempt):
             reason = f"gave up after {f.attempt} attempt{'s' if f.attempt > 1 else ''}: {f.result.error}"
-            try:
-                dead_letter(broker, f.delivery, f.body, f.attempt, reason, f.started_at, f.result)
-                statuses.append(Status.DEAD_LETTERED)
-            except BrokerError:
-                log.warning("dead-letter copy unconfirmed", exc_info=True, extra=_context(f.delivery, f.attempt))
-                statuses.append(None)
+            dead_letter(f.delivery, f.attempt, reason, f.started_at, f.result)
+            statuses.append(Status.DEAD_LETTERED)
             continue
         delay_ms = f.delay_ms if f.delay_ms is not None else max(policy.delay_after(f.attempt),
                                                                  f.result.retry_after_ms or 0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, pull, push
+from delivery import expiry, outbox, pull, push, retire
 
 
 @shared_task(acks_late=False, ignore_result=True)
@@ -32,11 +32,9 @@ def expire_overdue() -> int:
 
 
 @shared_task(ignore_result=True)
-def drain_destination(destination: str) -> int:
-    """Empty the broker queue of a deleted subscription."""
-    from delivery.retire import drain_destination as drain
-
-    return drain(destination)
+def delete_queue(destination: str) -> bool:
+    """Remove the broker queue of a deleted subscription, with what is left on it."""
+    return retire.delete_queue(destination)
 
 
 @shared_task(ignore_result=True, expires=5)

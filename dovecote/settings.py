@@ -125,9 +125,6 @@ CELERY_BEAT_SCHEDULE = {
 
 # Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
 DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
-# Delayed frames are handed to the broker this much early and held by the worker for the rest, for
-# exact timing: ActiveMQ Classic's scheduler wakes only every 500 ms; Apache Artemis needs 0.
-DOVECOTE_SCHEDULER_LEAD_MS = env_int("DOVECOTE_SCHEDULER_LEAD_MS", 500, minimum=0)
 # Embedded demo mode (`make demo`): serves the built-in flaky webhook receiver at /demo/receiver/.
 DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # How long one push session (a Celery task draining one subscription) runs before handing over.

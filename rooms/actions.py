@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from delivery.tasks import drain_destination
+from delivery.tasks import delete_queue
 from rooms.models import Room
 
 
@@ -23,15 +23,13 @@ class RoomDeleted:
 
 
 def delete_room(room: Room) -> RoomDeleted:
-    """Delete a room and everything in it, then empty its subscriptions' queues on the broker."""
+    """Delete a room and everything in it, then its subscriptions' queues on the broker."""
     room_id = room.pk
-    queues = [queue for subscription in room.subscriptions.all()
-              for queue in (subscription.destination, subscription.dead_letter_destination)]
+    queues = [subscription.destination for subscription in room.subscriptions.all()]
     with transaction.atomic():
         _, deleted = room.delete()
-        # Frames left on the broker name deliveries that no longer exist; workers would drop them
-        # one by one, draining frees the queues at once.
-        transaction.on_commit(lambda: [drain_destination.delay(queue) for queue in queues])
+        # Frames left on the broker name deliveries that no longer exist: the queues go with them.
+        transaction.on_commit(lambda: [delete_queue.delay(queue) for queue in queues])
     return RoomDeleted(
         id=room_id,
         subscriptions_deleted=deleted.get("subscriptions.Subscription", 0),

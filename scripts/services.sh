@@ -3,16 +3,16 @@
 #
 #   PostgreSQL  127.0.0.1:5432, role and database `dovecote`
 #   Redis       127.0.0.1:6379 (Celery broker: db 0, tests: db 15)
-#   ActiveMQ    Classic from Debian's `activemq` package, standing in for Apache Artemis:
-#               STOMP with scheduled delivery on 127.0.0.1:61613 (61623 if something else
-#               holds 61613, e.g. RabbitMQ's STOMP plugin), instance `dovecote`.
+#   Artemis     Apache Artemis (the version in deploy/artemis/VERSION) from Maven Central, installed
+#               under $DOVECOTE_ARTEMIS_ROOT (default /var/lib/dovecote-artemis) and run as the
+#               `artemis` system user with deploy/artemis/broker.xml: STOMP on 127.0.0.1:61613
+#               (61623 if something else holds 61613), user and password `dovecote`.
 #
 # Writes var/services.env (KEY=VALUE lines) and prints the same as `export KEY=VALUE` lines on
 # stdout, so `eval "$(scripts/services.sh)"` works. Progress and one timing line per step go to
-# stderr. Needs root (apt-get, /etc/activemq, starting daemons), as on the CI machines.
+# stderr. Needs root (apt-get, a system user, starting daemons), as on the CI machines.
 #
-# ActiveMQ logs: /var/lib/activemq/dovecote/data/activemq.log (the broker's log4j 1.2 log) and
-# /var/lib/activemq/dovecote/data/console.log (JVM stdout/stderr: start-up errors land here).
+# Artemis log: $DOVECOTE_ARTEMIS_ROOT/instance/log/console.log (start-up errors land here too).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,23 +28,20 @@ DB_PASSWORD=dovecote # trust auth here; the password makes the URL work under md
 REDIS_HOST=127.0.0.1
 REDIS_PORT=6379
 
-AMQ_INSTANCE=dovecote
-AMQ_USER=activemq
-AMQ_LOGIN=admin
-AMQ_PASSCODE=admin # must match scripts/activemq.xml
+ARTEMIS_VERSION=$(tr -d '[:space:]' <"$ROOT/deploy/artemis/VERSION")
+ARTEMIS_ROOT=${DOVECOTE_ARTEMIS_ROOT:-/var/lib/dovecote-artemis}
+ARTEMIS_HOME=$ARTEMIS_ROOT/apache-artemis-$ARTEMIS_VERSION
+ARTEMIS_INSTANCE=$ARTEMIS_ROOT/instance
+ARTEMIS_CONSOLE=$ARTEMIS_INSTANCE/log/console.log
+ARTEMIS_PORT_FILE=$ARTEMIS_INSTANCE/etc/dovecote-stomp-port
+ARTEMIS_OS_USER=artemis
+ARTEMIS_LOGIN=dovecote
+ARTEMIS_PASSCODE=dovecote # loopback only; docker-compose takes ARTEMIS_PASSWORD
+ARTEMIS_HEAP=2G           # -Xmx; broker.xml pages queues to disk past 512 MB of messages
+ARTEMIS_START_TIMEOUT=${ARTEMIS_START_TIMEOUT:-90}
+ARTEMIS_STOP_TIMEOUT=60
 # STOMP port: the first of these that is free or already ours (DOVECOTE_STOMP_PORTS overrides).
-read -r -a AMQ_PORTS <<<"${DOVECOTE_STOMP_PORTS:-61613 61623}"
-AMQ_CONF_AVAILABLE=/etc/activemq/instances-available/$AMQ_INSTANCE
-AMQ_CONF=/etc/activemq/instances-enabled/$AMQ_INSTANCE
-AMQ_BASE=/var/lib/activemq/$AMQ_INSTANCE
-AMQ_DATA=$AMQ_BASE/data
-AMQ_TMP=$AMQ_BASE/tmp
-AMQ_PIDFILE=/var/run/activemq/$AMQ_INSTANCE.pid # where /etc/init.d/activemq looks too
-AMQ_LOG=$AMQ_DATA/activemq.log
-AMQ_CONSOLE=$AMQ_DATA/console.log
-AMQ_HEAP="-Xms64m -Xmx1g"
-AMQ_START_TIMEOUT=${AMQ_START_TIMEOUT:-90}
-AMQ_STOP_TIMEOUT=60
+read -r -a ARTEMIS_PORTS <<<"${DOVECOTE_STOMP_PORTS:-61613 61623}"
 
 # ---------------------------------------------------------------------------------------------
 # helpers
@@ -121,7 +118,7 @@ stomp_connect() {
         if [[ $command != CONNECTED ]]; then echo "${command:-nothing} ${message}"; exit 1; fi
         printf "DISCONNECT\n\n\0" >&3
         echo "${server:-unknown server}"
-    ' _ "$1" "$AMQ_LOGIN" "$AMQ_PASSCODE" 2>/dev/null || return 1
+    ' _ "$1" "$ARTEMIS_LOGIN" "$ARTEMIS_PASSCODE" 2>/dev/null || return 1
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +150,7 @@ ensure_postgres() {
         local version rc=0
         version=$(ls /etc/postgresql 2>/dev/null | sort -V | tail -n 1)
         [[ -n $version ]] || die "no PostgreSQL cluster under /etc/postgresql"
-        pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2 || rc=$?
+        pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2 9>&- || rc=$?
         # Exit code 2: already running (perhaps still starting up).
         [[ $rc -eq 0 || $rc -eq 2 ]] ||
             die "pg_ctlcluster $version main start exited $rc" "log: /var/log/postgresql/postgresql-$version-main.log"
@@ -207,7 +204,7 @@ ensure_redis() {
     local detail="up on $REDIS_HOST:$REDIS_PORT"
     if ! redis_ping; then
         command -v redis-server >/dev/null || apt_install redis-server
-        redis-server --daemonize yes --bind "$REDIS_HOST" --port "$REDIS_PORT" --save "" --appendonly no >&2 ||
+        redis-server --daemonize yes --bind "$REDIS_HOST" --port "$REDIS_PORT" --save "" --appendonly no >&2 9>&- ||
             die "redis-server would not start"
         local i
         for ((i = 0; i < 50; i++)); do redis_ping && break; sleep 0.2; done
@@ -220,23 +217,11 @@ ensure_redis() {
 }
 
 # ---------------------------------------------------------------------------------------------
-# ActiveMQ Classic
+# Apache Artemis
 
-ensure_activemq_package() {
-    step_begin
-    local detail
-    if pkg_installed activemq && [[ -x /usr/bin/activemq ]]; then
-        detail="installed"
-    else
-        apt_install activemq
-        detail="installed with apt-get (log: $APT_LOG)"
-    fi
-    step_end activemq "$detail $(dpkg-query -W -f='${Version}' activemq)"
-}
 
-# The pid of our broker's JVM: a `java` process with our -Dactivemq.base among its arguments.
-# (Reads /proc directly: no dependency on procps.)
-amq_pid() {
+# The pid of our broker's JVM: a `java` process with -Dartemis.instance=$ARTEMIS_INSTANCE.
+artemis_pid() {
     local file pid
     while IFS= read -r file; do
         pid=${file#/proc/}
@@ -245,7 +230,7 @@ amq_pid() {
             echo "$pid"
             return 0
         fi
-    done < <(grep -lzxF -- "-Dactivemq.base=$AMQ_BASE" /proc/[0-9]*/cmdline 2>/dev/null)
+    done < <(grep -lzxF -- "-Dartemis.instance=$ARTEMIS_INSTANCE" /proc/[0-9]*/cmdline 2>/dev/null)
     return 1
 }
 
@@ -259,187 +244,172 @@ port_is_ours() {
         done
         return 1
     fi
-    # Without ss: our broker is running and this is the port it was configured with.
-    grep -qF "stomp://127.0.0.1:$port?" "$AMQ_CONF_AVAILABLE/activemq.xml" 2>/dev/null
+    # Without ss: our broker is running and this is the port it was started with.
+    [[ "$(cat "$ARTEMIS_PORT_FILE" 2>/dev/null)" == "$port" ]]
 }
 
-# choose_port: 61613 unless something that is not our broker holds it, then 61623.
+# choose_port: 61613 unless something that is not our broker holds it, then the next candidate.
 choose_port() {
     local port ours holder
-    ours=$(amq_pid || true)
-    for port in "${AMQ_PORTS[@]}"; do
+    ours=$(artemis_pid || true)
+    for port in "${ARTEMIS_PORTS[@]}"; do
         tcp_open "$port" || { echo "$port"; return 0; }
         port_is_ours "$port" "$ours" && { echo "$port"; return 0; }
         holder=$(ss -Hltnp "sport = :$port" 2>/dev/null | grep -o 'users:.*' | head -n 1 || true)
         say "127.0.0.1:$port is taken by something else ${holder:+($holder)}"
     done
-    die "no free port for ActiveMQ's STOMP connector among ${AMQ_PORTS[*]}" \
+    die "no free port for Artemis's STOMP acceptor among ${ARTEMIS_PORTS[*]}" \
         "free one, or list others to try: DOVECOTE_STOMP_PORTS=\"61613 61643\" $0"
 }
 
 java_home() {
     local dir
-    for dir in /usr/lib/jvm/default-java /usr/lib/jvm/java-17-openjdk-* /usr/lib/jvm/java-21-openjdk-* \
-        /usr/lib/jvm/java-11-openjdk-*; do
+    for dir in /usr/lib/jvm/java-17-openjdk-* /usr/lib/jvm/default-java /usr/lib/jvm/java-21-openjdk-*; do
         [[ -x $dir/bin/java ]] && { echo "${dir%/}"; return 0; }
     done
-    dir=$(readlink -f "$(command -v java)" 2>/dev/null) || die "no Java found for ActiveMQ"
+    dir=$(readlink -f "$(command -v java)" 2>/dev/null) || die "no Java found for Artemis (it needs Java 17+)"
     dirname "$(dirname "$dir")"
 }
 
-# Render the instance's files into $1.
-render_activemq_config() {
-    local out=$1 port=$2
-    sed "s/@STOMP_PORT@/$port/g" "$ROOT/scripts/activemq.xml" >"$out/activemq.xml"
-    cp "$ROOT/scripts/activemq-log4j.properties" "$out/log4j.properties"
-    # Read by /usr/bin/activemq (and /etc/init.d/activemq) instead of /usr/share/activemq/activemq-options.
-    cat >"$out/options" <<EOF
-# Generated by Dovecote's scripts/services.sh: edits are overwritten.
-INSTANCE="$AMQ_INSTANCE"
-ACTIVEMQ_USER="$AMQ_USER"
-ACTIVEMQ_BASE="$AMQ_BASE"
-ACTIVEMQ_CONF="$AMQ_CONF"
-ACTIVEMQ_DATA="$AMQ_DATA"
-ACTIVEMQ_TMP="$AMQ_TMP"
-ACTIVEMQ_PIDFILE="$AMQ_PIDFILE"
-JAVA_HOME="$(java_home)"
-ACTIVEMQ_OPTS="$AMQ_HEAP -XX:+ExitOnOutOfMemoryError -Dorg.apache.activemq.UseDedicatedTaskRunner=true"
-ACTIVEMQ_ARGS="start xbean:activemq.xml"
-ACTIVEMQ_OUT="$AMQ_CONSOLE"
-STARTTIME=0
-EOF
-}
-
-# Install the rendered files; AMQ_CONFIG_CHANGED=1 if anything changed. (Called as a plain
-# command, not in an `if`, so that `set -e` still applies inside.)
-install_activemq_config() {
-    local port=$1 staging name
-    AMQ_CONFIG_CHANGED=0
-    staging=$(mktemp -d)
-    render_activemq_config "$staging" "$port"
-    mkdir -p "$AMQ_CONF_AVAILABLE"
-    for name in activemq.xml log4j.properties options; do
-        if ! cmp -s "$staging/$name" "$AMQ_CONF_AVAILABLE/$name"; then
-            install -m 0644 -o root -g root "$staging/$name" "$AMQ_CONF_AVAILABLE/$name"
-            AMQ_CONFIG_CHANGED=1
-        fi
-    done
-    rm -rf "$staging"
-    if [[ "$(readlink "$AMQ_CONF" 2>/dev/null)" != "../instances-available/$AMQ_INSTANCE" ]]; then
-        ln -sfn "../instances-available/$AMQ_INSTANCE" "$AMQ_CONF"
-        AMQ_CONFIG_CHANGED=1
+# The distribution, from Maven Central through Maven (its local repository caches the download).
+ensure_artemis_distribution() {
+    step_begin
+    if [[ -x $ARTEMIS_HOME/bin/artemis ]]; then
+        step_end artemis "distribution $ARTEMIS_VERSION in $ARTEMIS_HOME"
+        return 0
     fi
-    # Data and pid directories belong to the broker's user (it will not start otherwise).
-    mkdir -p "$AMQ_DATA" "$AMQ_TMP" "$(dirname "$AMQ_PIDFILE")"
-    find "$AMQ_BASE" "$(dirname "$AMQ_PIDFILE")" \! -user "$AMQ_USER" -exec chown "$AMQ_USER:$AMQ_USER" {} +
+    command -v mvn >/dev/null || apt_install maven
+    local staging log=$VAR/log/artemis-download.log
+    mkdir -p "$ARTEMIS_ROOT" "$(dirname "$log")"
+    staging=$(mktemp -d "$ARTEMIS_ROOT/.download.XXXXXX")
+    mvn -B -q dependency:copy -Dartifact="org.apache.activemq:apache-artemis:$ARTEMIS_VERSION:tar.gz:bin" \
+        -DoutputDirectory="$staging" >"$log" 2>&1 ||
+        { tail_of "$log"; rm -rf "$staging"; die "Maven could not fetch apache-artemis $ARTEMIS_VERSION (bin tar.gz)" "log: $log"; }
+    tar -xzf "$staging/apache-artemis-$ARTEMIS_VERSION-bin.tar.gz" -C "$staging" ||
+        { rm -rf "$staging"; die "could not unpack apache-artemis-$ARTEMIS_VERSION-bin.tar.gz"; }
+    rm -rf "$ARTEMIS_HOME"
+    mv "$staging/apache-artemis-$ARTEMIS_VERSION" "$ARTEMIS_HOME"
+    rm -rf "$staging"
+    step_end artemis "installed $ARTEMIS_VERSION from Maven Central into $ARTEMIS_HOME"
 }
 
-stop_activemq() {
+# The broker instance, made by deploy/artemis/create-instance.sh (which docker-compose's image
+# runs too). ARTEMIS_CONFIG_CHANGED=1 when a running broker must restart.
+ensure_artemis_instance() {
+    id -u "$ARTEMIS_OS_USER" >/dev/null 2>&1 ||
+        useradd --system --home-dir "$ARTEMIS_ROOT" --no-create-home --shell /usr/sbin/nologin "$ARTEMIS_OS_USER"
+    local log=$VAR/log/artemis-create.log changed
+    mkdir -p "$(dirname "$log")"
+    changed=$(ARTEMIS_USER=$ARTEMIS_LOGIN ARTEMIS_PASSWORD=$ARTEMIS_PASSCODE ARTEMIS_HEAP=$ARTEMIS_HEAP \
+        bash "$ROOT/deploy/artemis/create-instance.sh" "$ARTEMIS_HOME" "$ARTEMIS_INSTANCE" 2>"$log") ||
+        { tail_of "$log"; die "could not create the Artemis instance $ARTEMIS_INSTANCE" "log: $log"; }
+    ARTEMIS_CONFIG_CHANGED=0
+    [[ $changed == changed ]] && ARTEMIS_CONFIG_CHANGED=1
+    chown -R "$ARTEMIS_OS_USER:" "$ARTEMIS_INSTANCE"
+}
+
+stop_artemis() {
     local pid=$1 i
     kill -TERM "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < AMQ_STOP_TIMEOUT * 5; i++)); do
-        kill -0 "$pid" 2>/dev/null || { rm -f "$AMQ_PIDFILE"; return 0; }
+    for ((i = 0; i < ARTEMIS_STOP_TIMEOUT * 5; i++)); do
+        kill -0 "$pid" 2>/dev/null || return 0
         sleep 0.2
     done
-    say "ActiveMQ (pid $pid) still running ${AMQ_STOP_TIMEOUT}s after SIGTERM: sending SIGKILL"
+    say "Artemis (pid $pid) still running ${ARTEMIS_STOP_TIMEOUT}s after SIGTERM: sending SIGKILL"
     kill -KILL "$pid" 2>/dev/null || true
-    rm -f "$AMQ_PIDFILE"
 }
 
-start_activemq() {
-    rm -f "$AMQ_PIDFILE"
-    printf '\n=== %s: starting (scripts/services.sh)\n' "$(date -Is)" >>"$AMQ_CONSOLE"
-    chown "$AMQ_USER:$AMQ_USER" "$AMQ_CONSOLE"
-    # /usr/bin/activemq forks the JVM (as the activemq user: setpriv) into the background and
-    # writes the pidfile; setsid detaches it from this terminal so Ctrl-C here does not stop it.
-    # The JVM must not inherit the lock (fd 9) or any of our output pipes.
-    setsid -w setpriv --reuid="$AMQ_USER" --regid="$AMQ_USER" --init-groups \
-        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$AMQ_BASE" LANG=C.UTF-8 \
-        INSTANCE="$AMQ_INSTANCE" ACTIVEMQ_USER="$AMQ_USER" ACTIVEMQ_BASE="$AMQ_BASE" \
-        ACTIVEMQ_CONF="$AMQ_CONF" ACTIVEMQ_DATA="$AMQ_DATA" ACTIVEMQ_TMP="$AMQ_TMP" \
-        ACTIVEMQ_PIDFILE="$AMQ_PIDFILE" \
-        /usr/bin/activemq start xbean:activemq.xml </dev/null >>"$AMQ_CONSOLE" 2>&1 9>&- ||
-        { tail_of "$AMQ_CONSOLE"; die "/usr/bin/activemq start failed" "logs: $AMQ_LOG, $AMQ_CONSOLE"; }
+start_artemis() {
+    local port=$1
+    mkdir -p "$ARTEMIS_INSTANCE/log"
+    printf '\n=== %s: starting on 127.0.0.1:%s (scripts/services.sh)\n' "$(date -Is)" "$port" >>"$ARTEMIS_CONSOLE"
+    chown "$ARTEMIS_OS_USER:" "$ARTEMIS_INSTANCE/log" "$ARTEMIS_CONSOLE"
+    echo "$port" >"$ARTEMIS_PORT_FILE"
+    # `artemis run` in the background as the broker's user; setsid detaches it from this terminal
+    # so Ctrl-C here does not stop it. It must not inherit the lock (fd 9) or our output pipes.
+    setsid setpriv --reuid="$ARTEMIS_OS_USER" --regid="$(id -g "$ARTEMIS_OS_USER")" --init-groups \
+        env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$ARTEMIS_INSTANCE" LANG=C.UTF-8 JAVA_HOME="$(java_home)" \
+        JAVA_ARGS_APPEND="-Ddovecote.stomp.host=127.0.0.1 -Ddovecote.stomp.port=$port -XX:+ExitOnOutOfMemoryError" \
+        "$ARTEMIS_INSTANCE/bin/artemis" run </dev/null >>"$ARTEMIS_CONSOLE" 2>&1 9>&- &
 }
 
-# The broker's last error, for the one-line failure message (its stack trace is in the tails).
-amq_cause() {
-    grep -hE '^Caused by:|\| (ERROR|FATAL) +\||^Error|Exception:' "$AMQ_LOG" "$AMQ_CONSOLE" 2>/dev/null |
-        tail -n 1 | cut -c1-400
+# The broker's last error, for the one-line failure message (its stack trace is in the tail).
+artemis_cause() {
+    grep -hE 'ERROR|FATAL|Exception|Error:' "$ARTEMIS_CONSOLE" 2>/dev/null | tail -n 1 | cut -c1-400
 }
 
 # wait_for_stomp PORT: until a STOMP CONNECT gets CONNECTED, the JVM dies, or the timeout.
 wait_for_stomp() {
     local port=$1 started pid reply=""
     started=$(now_us)
-    printf 'services: waiting for ActiveMQ STOMP on 127.0.0.1:%s ' "$port" >&2
+    printf 'services: waiting for Artemis STOMP on 127.0.0.1:%s ' "$port" >&2
+    sleep 0.5
     while true; do
         if reply=$(stomp_connect "$port"); then
             printf ' up\n' >&2
             STOMP_SERVER=$reply
             return 0
         fi
-        pid=$(amq_pid || true)
+        pid=$(artemis_pid || true)
         if [[ -z $pid ]]; then
             printf '\n' >&2
-            tail_of "$AMQ_CONSOLE" 10
-            tail_of "$AMQ_LOG" 25
-            die "ActiveMQ exited while starting (last STOMP attempt: ${reply:-none})" \
-                "cause: $(amq_cause)" "logs: $AMQ_LOG, $AMQ_CONSOLE"
+            tail_of "$ARTEMIS_CONSOLE" 30
+            die "Artemis exited while starting (last STOMP attempt: ${reply:-none})" \
+                "cause: $(artemis_cause)" "log: $ARTEMIS_CONSOLE"
         fi
-        if (($(now_us) - started > AMQ_START_TIMEOUT * 1000000)); then
+        if (($(now_us) - started > ARTEMIS_START_TIMEOUT * 1000000)); then
             printf '\n' >&2
-            tail_of "$AMQ_LOG" 25
-            die "ActiveMQ (pid $pid) gave no STOMP CONNECTED on 127.0.0.1:$port within ${AMQ_START_TIMEOUT}s (last reply: ${reply:-none})" \
-                "last error in its log: $(amq_cause)" "logs: $AMQ_LOG, $AMQ_CONSOLE"
+            tail_of "$ARTEMIS_CONSOLE" 30
+            die "Artemis (pid $pid) gave no STOMP CONNECTED on 127.0.0.1:$port within ${ARTEMIS_START_TIMEOUT}s (last reply: ${reply:-none})" \
+                "last error in its log: $(artemis_cause)" "log: $ARTEMIS_CONSOLE"
         fi
         printf '.' >&2
-        sleep 1
+        sleep 0.5
     done
 }
 
-ensure_activemq() {
-    ensure_activemq_package
+ensure_artemis() {
+    need_root "to install and start Apache Artemis"
+    ensure_artemis_distribution
     step_begin
-    need_root "to configure and start ActiveMQ"
     local port pid detail
     port=$(choose_port)
-    pid=$(amq_pid || true)
-    install_activemq_config "$port"
-    if ((AMQ_CONFIG_CHANGED)); then
-        if [[ -n $pid ]]; then
-            say "ActiveMQ configuration changed: restarting the broker (pid $pid)"
-            stop_activemq "$pid"
-            pid=""
-        fi
-        detail="configured"
-    else
-        detail="config unchanged"
+    pid=$(artemis_pid || true)
+    ensure_artemis_instance
+    if [[ -n $pid ]] && { ((ARTEMIS_CONFIG_CHANGED)) || [[ "$(cat "$ARTEMIS_PORT_FILE" 2>/dev/null)" != "$port" ]]; }; then
+        say "Artemis configuration changed: restarting the broker (pid $pid)"
+        stop_artemis "$pid"
+        pid=""
     fi
     STOMP_SERVER=""
     if [[ -z $pid ]]; then
-        start_activemq
-        detail+=", started"
+        start_artemis "$port"
+        detail="started"
     elif STOMP_SERVER=$(stomp_connect "$port"); then
-        detail+=", running"
+        detail="running"
     fi
     [[ -n $STOMP_SERVER ]] || wait_for_stomp "$port"
-    pid=$(amq_pid || true)
-    [[ -n $pid ]] || die "ActiveMQ answers on 127.0.0.1:$port but its JVM is not found" "logs: $AMQ_LOG, $AMQ_CONSOLE"
-    STOMP_URL="stomp://$AMQ_LOGIN:$AMQ_PASSCODE@127.0.0.1:$port"
+    [[ $STOMP_SERVER == *Artemis* ]] ||
+        die "the STOMP server on 127.0.0.1:$port is not Apache Artemis (CONNECTED from: $STOMP_SERVER)"
+    pid=$(artemis_pid || true)
+    [[ -n $pid ]] || die "Artemis answers on 127.0.0.1:$port but its JVM is not found" "log: $ARTEMIS_CONSOLE"
+    STOMP_URL="stomp://$ARTEMIS_LOGIN:$ARTEMIS_PASSCODE@127.0.0.1:$port"
     step_end broker "$detail (pid $pid), STOMP CONNECTED on 127.0.0.1:$port from $STOMP_SERVER"
 }
 
 # ---------------------------------------------------------------------------------------------
 
 mkdir -p "$VAR"
-# One run at a time: two concurrent runs must not both start a broker.
-exec 9>"$VAR/.services.lock"
-flock -w 600 9 || die "another scripts/services.sh has held $VAR/.services.lock for 10 minutes"
+# One run at a time on this machine (the services are the machine's, whichever clone asks):
+# two concurrent runs must not both start a broker. Daemons started below close fd 9.
+LOCK=/run/lock/dovecote-services.lock
+[[ -w ${LOCK%/*} ]] || LOCK=$VAR/.services.lock
+exec 9>"$LOCK"
+flock -w 600 9 || die "another scripts/services.sh has held $LOCK for 10 minutes"
 
 ensure_postgres
 ensure_redis
-ensure_activemq
+ensure_artemis
 
 tmp_env=$(mktemp "$VAR/.services.env.XXXXXX")
 cat >"$tmp_env" <<EOF

@@ -6,7 +6,7 @@ from django.db import transaction
 
 from delivery.push import start_sessions
 from delivery.retire import retire_deliveries
-from delivery.tasks import drain_destination
+from delivery.tasks import delete_queue
 from subscriptions.models import Subscription
 
 
@@ -20,12 +20,12 @@ def resume_subscription(subscription: Subscription) -> None:
 
 
 def delete_subscription(subscription: Subscription) -> int:
-    """Dead-letter what is still on its way, delete the subscription, empty its queues; return how many."""
+    """Dead-letter what is still on its way, delete the subscription and its broker queue; return how many."""
     subscription_id = subscription.pk
-    queues = [subscription.destination, subscription.dead_letter_destination]
+    destination = subscription.destination
     with transaction.atomic():
         dead_lettered = retire_deliveries(subscription_id, f"subscription {subscription_id} was deleted")
         subscription.delete()
-        # The frames left on the broker belong to settled deliveries; draining frees the queues.
-        transaction.on_commit(lambda: [drain_destination.delay(queue) for queue in queues])
+        # The frames left on the broker belong to settled deliveries: the queue goes with them.
+        transaction.on_commit(lambda: delete_queue.delay(destination))
     return dead_lettered

@@ -76,11 +76,6 @@ class Subscription(models.Model):
         return f"room-{self.room_id}::subscription-{self.pk}"
 
     @property
-    def dead_letter_destination(self) -> str:
-        """Return the queue that holds this subscription's dead letters."""
-        return f"room-{self.room_id}.dead-letters::subscription-{self.pk}"
-
-    @property
     def retry_policy(self) -> RetryPolicy:
         """Return the effective delivery settings: each override, else the room's value."""
         room = self.room

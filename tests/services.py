@@ -10,7 +10,7 @@ import pytest
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
-DEFAULT_STOMP_URL = "stomp://admin:admin@127.0.0.1:61613"
+DEFAULT_STOMP_URL = "stomp://dovecote:dovecote@127.0.0.1:61613"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"
 
 

@@ -59,7 +59,7 @@ def test_dead_letters_and_expiries_follow_the_last_allowed_attempt(history) -> N
     dead = Delivery.objects.filter(status="dead_lettered").select_related("subscription__room")
     assert dead
     for delivery in dead:
-        assert delivery.sends.filter(kind="dead_letter", destination=delivery.subscription.dead_letter_destination)
+        assert delivery.sends.filter(kind="dead_letter", destination=delivery.subscription.destination)
         last = by_delivery[delivery.pk][-1]
         assert last.outcome != "success" and last.next_delay_ms is None
         assert not delivery.subscription.retry_policy.can_retry(last.attempt) or "poison" in delivery.last_error

@@ -54,14 +54,25 @@ def test_every_service_exists(services: dict) -> None:
     assert set(INFRA + APP) <= set(services), f"missing: {set(INFRA + APP) - set(services)}"
 
 
+def test_artemis_is_built_from_the_same_version_and_settings_as_make_services(services: dict) -> None:
+    build = services["artemis"]["build"]
+    context = ROOT / (build if isinstance(build, str) else build["context"])
+    assert context == ROOT / "deploy" / "artemis"
+    dockerfile = (context / "Dockerfile").read_text()
+    assert "COPY VERSION" in dockerfile and "apache-artemis:${version}:tar.gz:bin" in dockerfile
+    assert "create-instance.sh" in dockerfile and "broker.xml" in dockerfile
+    services_sh = (ROOT / "scripts" / "services.sh").read_text()
+    assert "deploy/artemis/VERSION" in services_sh and "deploy/artemis/create-instance.sh" in services_sh
+    assert "broker.xml" in (context / "create-instance.sh").read_text()
+
+
 def test_artemis_serves_stomp_on_61613_with_a_persistent_volume(compose: dict, services: dict) -> None:
     artemis = services["artemis"]
-    assert artemis["image"].startswith("apache/activemq-artemis")
     ports = [str(port) for port in artemis.get("expose", []) + artemis.get("ports", [])]
     assert any(port.split(":")[-1].split("/")[0] == "61613" for port in ports), ports
     env = environment(artemis)
-    assert env.get("ANONYMOUS_LOGIN", "").lower() == "false"
     assert env.get("ARTEMIS_USER") and env.get("ARTEMIS_PASSWORD")
+    assert "--require-login" in (ROOT / "deploy" / "artemis" / "create-instance.sh").read_text()
 
     mounts = [str(volume) for volume in artemis.get("volumes", [])]
     named = [m.split(":", 1)[0] for m in mounts if m.endswith(":/var/lib/artemis-instance")]

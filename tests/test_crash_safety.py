@@ -36,7 +36,8 @@ def test_a_message_published_while_the_broker_is_down_is_delivered_once_it_is_ba
     make_event_type(room)
     key = ApiKey.issue("shop", rooms=[room])[1]
     subscription = make_subscription(room, push_url=receiver.url("/hook"))
-    via_proxy = f"stomp://admin:admin@127.0.0.1:{proxy.port}"
+    target = urlsplit(stomp_url())
+    via_proxy = f"stomp://{target.username}:{target.password}@127.0.0.1:{proxy.port}"
     proxy.refusing = True
     proxy.cut()
 

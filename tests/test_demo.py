@@ -31,7 +31,7 @@ def test_the_demo_delivers_retries_and_dead_letters_within_30_seconds(tmp_path: 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "CELERY_BROKER_URL"}}
     env |= {"STOMP_URL": "memory://", "DOVECOTE_DEMO": "true", "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
-            "DOVECOTE_SCHEDULER_LEAD_MS": "0", "DOVECOTE_LOG_LEVEL": "ERROR",
+            "DOVECOTE_LOG_LEVEL": "ERROR",
             "DOVECOTE_SQLITE_PATH": str(tmp_path / "demo.sqlite3"), "DJANGO_SETTINGS_MODULE": "dovecote.settings"}
     log = tmp_path / "demo.log"
     with open(log, "wb") as out:

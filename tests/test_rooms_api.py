@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from delivery.models import Delivery, Message
-from delivery.tasks import drain_destination
+from delivery.tasks import delete_queue
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 from tests.callers import Caller, call_api
@@ -25,9 +25,9 @@ ROOM = {"name": "orders", "description": "order events", "message_expiration_ms"
 
 @pytest.fixture
 def drained(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The queues whose draining was enqueued (the Celery task is not run)."""
+    """The queues whose removal was enqueued (the Celery task is not run)."""
     queues: list[str] = []
-    monkeypatch.setattr(drain_destination, "delay", queues.append)
+    monkeypatch.setattr(delete_queue, "delay", queues.append)
     return queues
 
 
@@ -237,7 +237,7 @@ def test_deleting_a_room_deletes_what_it_holds_and_drains_its_queues(
     }
     assert not Room.objects.filter(pk=room.pk).exists()
     assert not Subscription.objects.exists() and not Message.objects.exists() and not Delivery.objects.exists()
-    assert drained == [subscription.destination, subscription.dead_letter_destination]
+    assert drained == [subscription.destination]
 
 
 def test_a_deleted_rooms_key_no_longer_reaches_it(client: Client, admin_key: str, drained: list[str]) -> None:

@@ -7,7 +7,7 @@ from django.forms.models import model_to_dict
 from django.test import Client
 
 from delivery.models import Delivery
-from delivery.tasks import deliver_push, drain_destination
+from delivery.tasks import deliver_push, delete_queue
 from rooms.models import Room
 from subscriptions.models import Subscription
 from tests.callers import Caller, call_api
@@ -29,9 +29,9 @@ def subscription(api_room: Room) -> Subscription:
 
 @pytest.fixture
 def drained(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The queues whose draining was enqueued (the Celery task is not run)."""
+    """The queues whose removal was enqueued (the Celery task is not run)."""
     queues: list[str] = []
-    monkeypatch.setattr(drain_destination, "delay", queues.append)
+    monkeypatch.setattr(delete_queue, "delay", queues.append)
     return queues
 
 
@@ -343,7 +343,7 @@ def test_deleting_a_subscription_dead_letters_what_is_on_its_way_and_drains_its_
         assert row.status == "dead_lettered" and row.last_error == f"subscription {subscription.pk} was deleted"
         assert row.subscription_id is None and row.destination == subscription.destination  # kept in the log
     assert rows[delivered.pk].status == "delivered"
-    assert drained == [subscription.destination, subscription.dead_letter_destination]
+    assert drained == [subscription.destination]
 
 
 @pytest.mark.parametrize(

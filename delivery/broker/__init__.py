@@ -1,7 +1,7 @@
 """Everything that talks to the message broker goes through this package.
 
-`connect(url)` opens a connection: `stomp://user:pass@host:port` (Apache Artemis, ActiveMQ
-Classic) or `memory://[name]` (the in-process broker of embedded mode and unit tests).
+`connect(url)` opens a connection: `stomp://user:pass@host:port` (Apache Artemis) or
+`memory://[name]` (the in-process broker of embedded mode and unit tests).
 """
 
 from __future__ import annotations
@@ -9,21 +9,25 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from delivery.broker.base import (
+    EXPIRY_DESTINATION,
     Broker,
     BrokerError,
     BrokerUnavailable,
     Consumer,
     OutgoingMessage,
+    QueueStats,
     ReceivedMessage,
     SendFailed,
 )
 
 __all__ = [
+    "EXPIRY_DESTINATION",
     "Broker",
     "BrokerError",
     "BrokerUnavailable",
     "Consumer",
     "OutgoingMessage",
+    "QueueStats",
     "ReceivedMessage",
     "SendFailed",
     "connect",

@@ -1,10 +1,16 @@
-"""The broker interface every implementation (STOMP, in-memory) provides.
+"""The broker interface every implementation (Apache Artemis over STOMP, in-memory) provides.
 
 A `Broker` is one client connection. Sends are persistent and confirmed: `send_many`
 returns only when the broker has acknowledged every frame with a RECEIPT (publisher
 confirms), pipelining all frames before waiting. A `Consumer` receives from one
 destination with client-individual acknowledgement and a prefetch limit; whatever it
 received but did not ack goes back to the queue when it (or its connection) closes.
+There is no negative acknowledgement: Artemis treats a STOMP NACK as an ACK, so a message
+is given back by sending a confirmed copy and acking the original.
+
+A message whose expiry passes before it is consumed is moved to `EXPIRY_DESTINATION`, where
+Dovecote reads it to record the expiry (Artemis: the `expiry-address` of
+deploy/artemis/broker.xml).
 """
 
 from __future__ import annotations
@@ -13,6 +19,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
+
+
+EXPIRY_DESTINATION = "dovecote.expired"
 
 
 class BrokerError(Exception):
@@ -54,6 +63,17 @@ class ReceivedMessage:
     ack_id: str
 
 
+@dataclass(frozen=True)
+class QueueStats:
+    """What a broker holds on one queue right now."""
+
+    destination: str
+    messages: int  # every message on the queue: ready, scheduled and delivered but unacked
+    scheduled: int  # waiting for their scheduled delivery time
+    delivering: int  # handed to a consumer and not yet acked
+    consumers: int
+
+
 class Consumer(ABC):
     """Receives from one destination; unacked messages return to the queue on close."""
 
@@ -66,10 +86,6 @@ class Consumer(ABC):
     @abstractmethod
     def ack(self, message: ReceivedMessage) -> None:
         """Settle `message`: the broker will not deliver it again."""
-
-    @abstractmethod
-    def nack(self, message: ReceivedMessage) -> None:
-        """Give `message` back to the broker for redelivery."""
 
     @abstractmethod
     def close(self) -> None:
@@ -105,7 +121,15 @@ class Broker(ABC):
 
     @abstractmethod
     def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
-        """Subscribe to `destination` with client-individual acks and at most `prefetch` unacked."""
+        """Subscribe to `destination` with client-individual acks and about `prefetch` messages unacked."""
+
+    @abstractmethod
+    def delete_queue(self, destination: str) -> bool:
+        """Remove the queue and every message on it, scheduled ones too; False if there was none."""
+
+    @abstractmethod
+    def queues(self, name_contains: str = "") -> list[QueueStats]:
+        """Return the broker's queues whose destination contains `name_contains`, with their counts."""
 
     @abstractmethod
     def is_connected(self) -> bool:

@@ -4,6 +4,8 @@
 shares its queues, so several "connections" see the same messages. A hub keeps messages in
 per-destination heaps ordered by (available_at, sequence) and hands them to consumers
 round-robin, within each consumer's prefetch limit, whenever a consumer asks for one.
+A message found expired is moved to EXPIRY_DESTINATION, as Artemis's expiry reaper does;
+reading that destination first reaps every queue.
 """
 
 from __future__ import annotations
@@ -17,7 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from delivery.broker.base import Broker, BrokerError, Consumer, OutgoingMessage, ReceivedMessage
+from delivery.broker.base import (
+    EXPIRY_DESTINATION,
+    Broker,
+    BrokerError,
+    Consumer,
+    OutgoingMessage,
+    QueueStats,
+    ReceivedMessage,
+)
 
 _hubs: dict[str, _Hub] = {}
 _hubs_lock = threading.Lock()
@@ -111,12 +121,15 @@ class _Hub:
         self.queue(message.destination).push(stored)
 
     def dispatch(self, destination: str) -> None:
-        """Hand every visible message of `destination` to consumers with room; drop expired ones."""
+        """Hand every visible message of `destination` to consumers with room; move expired ones away."""
+        if destination == EXPIRY_DESTINATION:
+            self.reap_expired()
         queue, now, at_ms = self.queue(destination), time.monotonic(), now_ms()
         while queue.ready:
             available_at, _, stored = queue.ready[0]
             if stored.is_expired(at_ms):
                 heapq.heappop(queue.ready)
+                self.move_expired(stored)
                 continue
             if available_at > now:
                 return
@@ -125,6 +138,26 @@ class _Hub:
                 return
             heapq.heappop(queue.ready)
             consumer.buffer.append(stored)
+
+    def move_expired(self, stored: _Stored) -> None:
+        """Put an expired message on the expiry queue, as it was sent but with no expiry of its own."""
+        stored.expires_at_ms = None
+        stored.available_at = 0.0
+        stored.headers.pop("expires", None)
+        self.queue(EXPIRY_DESTINATION).push(stored)
+
+    def reap_expired(self) -> None:
+        """Move every expired message still waiting on a queue to the expiry queue."""
+        at_ms = now_ms()
+        for destination, queue in list(self.queues.items()):
+            if destination == EXPIRY_DESTINATION:
+                continue
+            expired = [entry for entry in queue.ready if entry[2].is_expired(at_ms)]
+            if expired:
+                queue.ready = [entry for entry in queue.ready if not entry[2].is_expired(at_ms)]
+                heapq.heapify(queue.ready)
+                for _, _, stored in expired:
+                    self.move_expired(stored)
 
     def seconds_until_due(self, destination: str) -> float | None:
         """Return how long until the first waiting message of `destination` becomes visible."""
@@ -169,6 +202,7 @@ class MemoryConsumer(Consumer):
             stored = self.buffer.popleft()
             if not stored.is_expired(at_ms):
                 return stored
+            self._hub.move_expired(stored)
         return None
 
     def _hand_out(self, stored: _Stored) -> ReceivedMessage:
@@ -187,13 +221,6 @@ class MemoryConsumer(Consumer):
         with self._hub.changed:
             self._take_unacked(message)
             self._hub.changed.notify_all()  # room for the next message
-
-    def nack(self, message: ReceivedMessage) -> None:
-        with self._hub.changed:
-            stored = self._take_unacked(message)
-            stored.redelivered = True
-            self._hub.queue(self.destination).push(stored)
-            self._hub.changed.notify_all()
 
     def _take_unacked(self, message: ReceivedMessage) -> _Stored:
         self._check_open()
@@ -249,6 +276,31 @@ class MemoryBroker(Broker):
             self._hub.queue(destination).consumers.append(consumer)
             self._consumers.append(consumer)
             return consumer
+
+    def delete_queue(self, destination: str) -> bool:
+        with self._hub.changed:
+            queue = self._hub.queues.pop(destination, None)
+            if queue is None:
+                return False
+            for consumer in list(queue.consumers):
+                consumer.closed = True
+                consumer.buffer.clear()
+            self._hub.changed.notify_all()
+            return True
+
+    def queues(self, name_contains: str = "") -> list[QueueStats]:
+        with self._hub.changed:
+            now = time.monotonic()
+            found = []
+            for destination, queue in self._hub.queues.items():
+                if name_contains not in destination:
+                    continue
+                buffered = sum(len(c.buffer) for c in queue.consumers)
+                delivering = sum(len(c._unacked) for c in queue.consumers)  # noqa: SLF001 - same module
+                scheduled = sum(1 for available_at, _, _ in queue.ready if available_at > now)
+                found.append(QueueStats(destination, messages=len(queue.ready) + buffered + delivering,
+                                        scheduled=scheduled, delivering=delivering, consumers=len(queue.consumers)))
+            return found
 
     def is_connected(self) -> bool:
         return not self._closed

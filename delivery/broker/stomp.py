@@ -1,9 +1,21 @@
-"""The STOMP 1.2 broker (Apache Artemis, ActiveMQ Classic) on stomp.py.
+"""Apache Artemis over STOMP 1.2, on stomp.py.
 
 One `StompBroker` holds one STOMP connection and replaces it when it drops: a background
 thread reconnects with exponential backoff and subscribes the live consumers again. Every
 frame read from a connection is tagged with that connection's generation, so messages and
 acks that belong to a dead connection are recognised and refused instead of misrouted.
+
+What Artemis does that this module relies on (docs/architecture.md#the-broker, each fact
+covered by tests/test_artemis.py):
+- destinations are fully qualified queue names, `room-3::subscription-7` (address `room-3`,
+  anycast queue `subscription-7`), auto-created on the first SEND or SUBSCRIBE;
+- a RECEIPT for a persistent SEND comes after the journal write;
+- `AMQ_SCHEDULED_DELAY` is honoured per message, by a timer per due time;
+- `expires` moves a message that outlives it to the expiry address (EXPIRY_DESTINATION);
+- flow control is `consumer-window-size`, in bytes of encoded frames;
+- NACK is an ACK (the message is gone), so it is never sent; an ACK for a message the
+  connection does not hold is answered with ERROR and the connection is closed, so
+  consumers send each ACK at most once.
 """
 
 from __future__ import annotations
@@ -23,12 +35,14 @@ import stomp
 from stomp.exception import StompException
 from stomp.utils import Frame
 
+from delivery.broker.artemis import Management
 from delivery.broker.base import (
     Broker,
     BrokerError,
     BrokerUnavailable,
     Consumer,
     OutgoingMessage,
+    QueueStats,
     ReceivedMessage,
     SendFailed,
 )
@@ -36,48 +50,32 @@ from delivery.broker.base import (
 logger = logging.getLogger("delivery.broker")
 
 DEFAULT_PORTS = {"stomp": 61613, "stomp+ssl": 61614}
-QUEUE_PREFIX = "/queue/"
 RECONNECT_FIRST_DELAY = 0.1
 RECONNECT_MAX_DELAY = 5.0
 DISCONNECT_GRACE = 2.0
-# Artemis counts its consumer window in bytes; DESIGN.md's messages are about 1 KB each.
-ARTEMIS_BYTES_PER_PREFETCHED_MESSAGE = 1024
-# Marks the copy `nack` sends, so the copy reads as redelivered like a broker redelivery.
-REDELIVERED_HEADER = "dovecote-redelivered"
-# The absolute expiry as sent. ActiveMQ Classic re-stamps `expires` when a scheduled delay ends
-# (the time to live restarts then), so consumers check this copy instead.
-EXPIRES_AT_HEADER = "dovecote-expires-at"
-# Headers a broker adds to each delivery: they describe the delivery, not the message.
+# Artemis counts a consumer's window in bytes of encoded MESSAGE frames; a Dovecote frame
+# (push envelope and about 600 bytes of headers) is about 2 KB.
+WINDOW_BYTES_PER_MESSAGE = 2048
+# Sent with every SEND and SUBSCRIBE, so the queue is point-to-point whatever the broker's defaults.
+ANYCAST = "ANYCAST"
+# Headers Artemis adds to each delivery (or copies from the SEND): they describe the
+# delivery, not the message.
 DELIVERY_HEADERS = frozenset(
     {
         "ack",
         "content-length",
         "destination",
+        "destination-type",
         "ingress-timestamp",
         "message-id",
         "persistent",
         "priority",
+        "receipt",
         "redelivered",
-        "scheduledJobId",
         "subscription",
         "timestamp",
-        EXPIRES_AT_HEADER,
-        REDELIVERED_HEADER,
     }
 )
-
-
-def wire_destination(destination: str) -> str:
-    """Return the STOMP destination for a bare queue name such as `room-3::subscription-7`.
-
-    Both brokers read `/queue/<name>` as the anycast (point-to-point) queue `<name>`.
-    ActiveMQ Classic takes `room-3::subscription-7` as a queue literally named so. Apache
-    Artemis strips `/queue/` only when its STOMP acceptor sets `anycastPrefix=/queue/`, then
-    parses `room-3::subscription-7` as a fully qualified queue name (address `room-3`, queue
-    `subscription-7`), which it accepts for both SEND and SUBSCRIBE; without that acceptor
-    setting Artemis would take `/queue/room-3` as the address name, so the setting is required.
-    """
-    return QUEUE_PREFIX + destination
 
 
 @dataclass(frozen=True)
@@ -164,6 +162,8 @@ class StompConsumer(Consumer):
         self.closed = False
         self._broker = broker
         self._inbox: queue.Queue[StompMessage] = queue.Queue()
+        self._held: set[str] = set()  # ack ids handed out and not yet acked, on the current connection
+        self._held_lock = threading.Lock()
 
     def receive(self, timeout: float) -> ReceivedMessage | None:
         deadline = time.monotonic() + timeout
@@ -176,35 +176,27 @@ class StompConsumer(Consumer):
                 return None
             if not self._broker._is_current(message.generation):
                 continue  # delivered on a dead connection: its ack id is void and the broker redelivers it
-            if not is_expired(message):
-                return message
-            self._drop_expired(message)
-
-    def _drop_expired(self, message: StompMessage) -> None:
-        """Ack a message whose expiry passed while the broker held it (see EXPIRES_AT_HEADER)."""
-        logger.debug("dropping expired message %s from %s", message.broker_message_id, self.destination)
-        try:
-            self.ack(message)
-        except BrokerError:
-            pass  # it comes back on the next connection and is dropped then
+            with self._held_lock:
+                self._held.add(message.ack_id)
+            return message
 
     def ack(self, message: ReceivedMessage) -> None:
-        """Send ACK for `message` (written to the socket, not confirmed by a receipt)."""
-        self._broker._ack(self, message)
+        """Send ACK for `message` (written to the socket, not confirmed by a receipt).
 
-    def nack(self, message: ReceivedMessage) -> None:
-        """Requeue `message`: send a copy marked redelivered, then ack the original.
-
-        A STOMP NACK would lose the message: ActiveMQ Classic moves it to ActiveMQ.DLQ and
-        Artemis treats NACK as ACK. The copy joins the back of the queue with a new message id.
+        Each message is acked at most once: Artemis answers an ACK for a message it does not
+        hold on this connection with ERROR and closes the connection, so a second ACK (or one
+        for a message this consumer never handed out) raises BrokerError instead of being sent.
         """
-        self._broker._check_ackable(self, message)
-        headers = {name: value for name, value in message.headers.items() if name != "expires"}
-        headers[REDELIVERED_HEADER] = "true"
-        expires = int(message.headers.get("expires", "0") or 0)
-        copy = OutgoingMessage(self.destination, message.body, headers, expires_at_ms=expires or None)
-        self._broker.send(copy)
-        self.ack(message)
+        with self._held_lock:
+            if message.ack_id not in self._held:
+                raise BrokerError(f"message {message.ack_id} is not held by this consumer of {self.destination}")
+            self._held.discard(message.ack_id)
+        try:
+            self._broker._ack(self, message)
+        except BrokerError:
+            with self._held_lock:
+                self._held.add(message.ack_id)  # not sent: it may still be acked on this connection
+            raise
 
     def close(self) -> None:
         self._broker._unsubscribe(self)
@@ -213,6 +205,9 @@ class StompConsumer(Consumer):
         self._inbox.put(message)
 
     def discard_inbox(self) -> None:
+        """Forget what the last connection delivered: its ack ids are void and the broker redelivers it."""
+        with self._held_lock:
+            self._held.clear()
         while True:
             try:
                 self._inbox.get_nowait()
@@ -262,6 +257,8 @@ class StompBroker(Broker):
 
         self._lost = threading.Event()  # wakes the reconnector
         self._closing = threading.Event()  # interrupts its backoff sleeps
+        self._management = Management(self.host, self.port, self._login, self._passcode, use_ssl=self._use_ssl,
+                                      timeout=connect_timeout)
         self._connect()
         threading.Thread(target=self._reconnect_forever, name=f"stomp-reconnect-{self.address}", daemon=True).start()
 
@@ -380,6 +377,19 @@ class StompBroker(Broker):
         self._fail_receipts(None, "broker connection closed")
         if conn is not None and listener is not None:
             self._disconnect(conn, listener)
+        self._management.close()
+
+    # -- management ----------------------------------------------------------------------
+
+    def delete_queue(self, destination: str) -> bool:
+        """Destroy the queue of `room-3::subscription-7` (its consumers and scheduled messages too)."""
+        _, _, queue_name = destination.rpartition("::")
+        return self._management.destroy_queue(queue_name)
+
+    def queues(self, name_contains: str = "") -> list[QueueStats]:
+        # Artemis filters on the queue's own name: the part after `::` when one is given.
+        queue_name = name_contains.partition("::")[2]
+        return [stats for stats in self._management.queues(queue_name) if name_contains in stats.destination]
 
     def _disconnect(self, conn: stomp.Connection12, listener: _Listener) -> None:
         """Send DISCONNECT and wait briefly for the broker to close, then close the socket ourselves."""
@@ -435,7 +445,7 @@ class StompBroker(Broker):
         """Write every SEND frame before waiting for any receipt (pipelining); return how many were written."""
         for index, (message, receipt) in enumerate(zip(messages, receipts, strict=True)):
             try:
-                conn.send(wire_destination(message.destination), message.body, headers=send_headers(message, receipt))
+                conn.send(message.destination, message.body, headers=send_headers(message, receipt))
             except (StompException, OSError) as error:
                 for unsent in range(index, len(messages)):
                     batch.fail(unsent, f"could not write to {self.address}: {error!r}")
@@ -498,14 +508,13 @@ class StompBroker(Broker):
         return consumer
 
     def _subscribe(self, conn: stomp.Connection12, consumer: StompConsumer) -> None:
-        # activemq.prefetchSize counts messages (ActiveMQ Classic); Artemis reads
-        # consumer-window-size first and counts bytes, so ask it for about `prefetch`
-        # 1 KB messages, and for a 1-byte window (one message in flight) when prefetch is 1.
-        window = 1 if consumer.prefetch == 1 else consumer.prefetch * ARTEMIS_BYTES_PER_PREFETCHED_MESSAGE
-        headers = {"activemq.prefetchSize": str(consumer.prefetch), "consumer-window-size": str(window)}
+        # Artemis sends while the consumer has window left and takes each frame's encoded size
+        # off it until the ACK: a window of 1 byte is one message at a time.
+        window = 1 if consumer.prefetch == 1 else consumer.prefetch * WINDOW_BYTES_PER_MESSAGE
+        headers = {"consumer-window-size": str(window), "subscription-type": ANYCAST}
         try:
             conn.subscribe(
-                wire_destination(consumer.destination),
+                consumer.destination,
                 id=consumer.subscription_id,
                 ack="client-individual",
                 headers=headers,
@@ -554,36 +563,29 @@ def send_headers(message: OutgoingMessage, receipt: str) -> dict[str, str]:
     """Return the SEND frame headers for `message` (stomp.py escapes them per STOMP 1.2)."""
     headers = {"content-type": "application/json", **message.headers}
     headers["persistent"] = "true"
+    headers["destination-type"] = ANYCAST
     headers["receipt"] = receipt
     if message.delay_ms > 0:
         headers["AMQ_SCHEDULED_DELAY"] = str(int(message.delay_ms))
     if message.expires_at_ms is not None:
-        headers["expires"] = headers[EXPIRES_AT_HEADER] = str(int(message.expires_at_ms))
+        headers["expires"] = str(int(message.expires_at_ms))
     return headers
-
-
-def is_expired(message: ReceivedMessage) -> bool:
-    """Say whether the absolute expiry `message` was sent with has passed."""
-    expires_at_ms = int(message.headers.get("expires", "0") or 0)
-    return 0 < expires_at_ms <= time.time() * 1000
 
 
 def received_message(destination: str, frame: Frame, generation: int) -> StompMessage:
     """Build the message a consumer hands out from a MESSAGE frame.
 
-    `destination` is the consumer's own: Artemis reports only the address part of a fully
-    qualified queue name in the frame's `destination` header.
+    `destination` is the consumer's own (for a message moved to the expiry queue, the frame's
+    `destination` header names the expiry address).
     """
     headers = {
         name: value
         for name, value in frame.headers.items()
         if name not in DELIVERY_HEADERS and not name.startswith("_")  # "_AMQ_*": Artemis internals
     }
-    if EXPIRES_AT_HEADER in frame.headers:
-        headers["expires"] = frame.headers[EXPIRES_AT_HEADER]
-    elif headers.get("expires") == "0":  # both brokers write expires:0 for "never"
+    if headers.get("expires") == "0":  # Artemis writes expires:0 for "never"
         del headers["expires"]
-    redelivered = frame.headers.get("redelivered") == "true" or REDELIVERED_HEADER in frame.headers
+    redelivered = frame.headers.get("redelivered") == "true"
     body = frame.body if isinstance(frame.body, bytes) else (frame.body or "").encode()
     return StompMessage(
         destination=destination,

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Make an Apache Artemis broker instance run Dovecote's broker configuration (idempotent).
+#
+#   deploy/artemis/create-instance.sh ARTEMIS_HOME INSTANCE_DIR
+#
+# Environment: ARTEMIS_USER and ARTEMIS_PASSWORD (the one broker user, role `amq`), ARTEMIS_HEAP
+# (the JVM's -Xmx, default 2G). Runs `artemis create` when the instance is missing or was made by
+# another Artemis version (keeping data/, the journal), then installs broker.xml from this
+# folder. Prints "changed" when the running broker must restart to see the result.
+#
+# Used by scripts/services.sh (`make services`) and by this folder's Dockerfile (docker-compose),
+# so both run the same version (VERSION) with the same settings (broker.xml).
+set -euo pipefail
+
+home=${1:?usage: create-instance.sh ARTEMIS_HOME INSTANCE_DIR}
+instance=${2:?usage: create-instance.sh ARTEMIS_HOME INSTANCE_DIR}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${ARTEMIS_USER:?set ARTEMIS_USER}" "${ARTEMIS_PASSWORD:?set ARTEMIS_PASSWORD}"
+changed=0
+
+if ! grep -qxF "ARTEMIS_HOME='$home'" "$instance/etc/artemis.profile" 2>/dev/null; then
+    # STOMP is the only acceptor broker.xml defines; the flags below keep `create` from adding others.
+    "$home/bin/artemis" create --silent --force --user "$ARTEMIS_USER" --password "$ARTEMIS_PASSWORD" \
+        --require-login --no-web --no-autotune --nio --java-memory "${ARTEMIS_HEAP:-2G}" \
+        --no-amqp-acceptor --no-mqtt-acceptor --no-hornetq-acceptor "$instance" >&2
+    changed=1
+fi
+if ! cmp -s "$here/broker.xml" "$instance/etc/broker.xml"; then
+    cp "$here/broker.xml" "$instance/etc/broker.xml"
+    changed=1
+fi
+((changed)) && echo changed
+exit 0
