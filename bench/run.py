@@ -178,7 +178,7 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool) -> None:
     print(table)
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
-                f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, ActiveMQ Classic 5.17 (STOMP), "
+                f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} (STOMP), "
                 f"Redis, gunicorn 2×8 threads, one Celery worker (32 threads) and beat.\n\n{table}\n{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial
                      else "docs/benchmarks.md")
@@ -190,6 +190,15 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool) -> None:
         after = rest.split(MEASURED[1], 1)[1]
     target.write_text(before + measured + after)
     print(f"\nwritten to {target.relative_to(ROOT)}")
+
+
+def artemis_version() -> str:
+    """The broker's own name for itself, from its CONNECTED frame (e.g. 2.40.0)."""
+    from delivery.broker import connect
+
+    with connect(bench_env()["STOMP_URL"]) as broker:
+        server = getattr(broker, "server", "")
+    return server.split()[0].partition("/")[2] if server else "(version unknown)"
 
 
 def memory_gib() -> float:

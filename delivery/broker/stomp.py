@@ -129,6 +129,7 @@ class _Listener(stomp.ConnectionListener):
 
     def on_connected(self, frame: Frame) -> None:
         self.connected = True
+        self.broker.server = frame.headers.get("server", "")
         self.settled.set()
 
     def on_error(self, frame: Frame) -> None:
@@ -234,6 +235,7 @@ class StompBroker(Broker):
         self.port = parts.port or DEFAULT_PORTS[parts.scheme]
         self.address = f"{self.host}:{self.port}"
         self._use_ssl = parts.scheme == "stomp+ssl"
+        self.server = ""  # the CONNECTED frame's `server` header, e.g. "ActiveMQ-Artemis/2.40.0 …"
         self._login = unquote(parts.username) if parts.username else None
         self._passcode = unquote(parts.password) if parts.password else None
         self._connect_timeout = connect_timeout
