@@ -9,7 +9,10 @@ class DeliveryConfig(AppConfig):
     def ready(self) -> None:
         from celery.signals import worker_shutting_down
 
-        from delivery import push
+        from delivery import outbox
+        from delivery.push import claims, engine
 
-        # A warm shutdown waits for running tasks: let push sessions end now instead of at their budget.
-        worker_shutting_down.connect(lambda **_: push.stopping.set(), weak=False)
+        # Deliveries the outbox relay has just queued get a push session at once.
+        outbox.on_queued(claims.start_sessions_for_deliveries)
+        # A warm shutdown: sessions finish the POSTs under way, the rest of their frames go back.
+        worker_shutting_down.connect(lambda **_: engine.stop_engine(timeout=60), weak=False)

@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from delivery.models import Delivery
@@ -37,10 +37,7 @@ def replay(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> l
     now = timezone.now()
     with transaction.atomic():
         ids = list(chosen.select_for_update().values_list("pk", flat=True))
-        Delivery.objects.filter(pk__in=ids).update(
-            status=Status.PENDING, attempts=0, redelivery_count=0, attempt_started_at=None, next_attempt_at=None,
-            last_error="", last_status_code=None, claimed_until=None, replays=F("replays") + 1, updated_at=now,
-        )
+        Delivery.objects.filter(pk__in=ids).replay(now)
         replayed = list(Delivery.objects.filter(pk__in=ids).select_related("message__room", "subscription__room"))
         transaction.on_commit(lambda: relay().submit(replayed))
     return ids

@@ -20,7 +20,6 @@ from delivery.broker import EXPIRY_DESTINATION, BrokerError
 from delivery.broker.shared import shared_broker
 from delivery.frames import MESSAGE_ID, FrameInfo
 from delivery.models import Delivery
-from delivery.settle import UNSETTLED
 
 log = logging.getLogger("delivery.expiry")
 
@@ -39,9 +38,8 @@ def expire_overdue() -> int:
     now = timezone.now()
     return Delivery.objects.filter(
         Q(attempt_started_at__isnull=True) | Q(attempt_started_at__lt=now - ABANDONED_ATTEMPT),
-        status__in=UNSETTLED, message__expires_at__lte=now,
-    ).update(status=Delivery.Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
-             last_error="expired before delivery", updated_at=now)
+        message__expires_at__lte=now,
+    ).mark_expired("expired before delivery", now)
 
 
 def drain_expired(limit: int = DRAIN_BATCH) -> int:
@@ -56,10 +54,8 @@ def drain_expired(limit: int = DRAIN_BATCH) -> int:
                 log.warning("expiry: dropping an expired frame without Dovecote headers (%s)", frame.broker_message_id)
             else:
                 # The message id guards against a frame of another database that shares the broker.
-                expired = Delivery.objects.filter(pk=info.delivery_id, message_id=message_id,
-                                                  status__in=UNSETTLED).update(
-                    status=Delivery.Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
-                    last_error="expired on the broker before delivery", updated_at=timezone.now())
+                expired = Delivery.objects.filter(pk=info.delivery_id, message_id=message_id).mark_expired(
+                    "expired on the broker before delivery", timezone.now())
                 if expired:
                     log.info("expired on the broker", extra={"correlation_id": info.correlation_id,
                                                              "delivery_id": info.delivery_id,

@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime
 
 from django.db import models
+from django.db.models import F
 from django.utils import timezone
 
 from rooms.models import Room
@@ -40,6 +41,78 @@ class Message(models.Model):
         return self.expires_at is not None and (now or timezone.now()) >= self.expires_at
 
 
+class DeliveryQuerySet(models.QuerySet["Delivery"]):
+    """Every change of a delivery's status, as conditional UPDATEs: the one writer of the state machine.
+
+    Each method changes only the rows still in a status it may leave (an unsettled one, mostly),
+    so a late or duplicate writer changes nothing; it returns how many rows it changed. The
+    statuses and what moves between them: docs/delivery-semantics.md#statuses.
+    """
+
+    def unsettled(self) -> DeliveryQuerySet:
+        return self.filter(status__in=Delivery.UNSETTLED)
+
+    def mark_queued(self, now: datetime) -> int:
+        """pending → queued: the broker confirmed the first send."""
+        return self.filter(status=Delivery.Status.PENDING).update(
+            status=Delivery.Status.QUEUED, claimed_until=None, updated_at=now)
+
+    def claim_attempt(self, attempt: int, now: datetime) -> int:
+        """Start attempt `attempt` where no later one was started (the claim two workers race for)."""
+        return self.unsettled().filter(attempts__lt=attempt).update(
+            attempts=attempt, attempt_started_at=now, updated_at=now)
+
+    def mark_crashed(self, now: datetime) -> int:
+        """Count an attempt whose worker died (the poison counter) and restart its clock."""
+        return self.update(redelivery_count=F("redelivery_count") + 1, attempt_started_at=now, updated_at=now)
+
+    def mark_delivered(self, status_code: int | None, now: datetime) -> int:
+        """→ delivered: a push attempt got a 2xx."""
+        return self.unsettled().update(
+            status=Delivery.Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
+            last_status_code=status_code, last_error="", updated_at=now)
+
+    def mark_retrying(self, attempt: int, next_attempt_at: datetime, status_code: int | None, error: str,
+                      now: datetime) -> int:
+        """→ retrying, while `attempt` is still the current one (a fast consumer may have claimed the next)."""
+        return self.unsettled().filter(attempts=attempt).update(
+            status=Delivery.Status.RETRYING, attempt_started_at=None, next_attempt_at=next_attempt_at, **NO_LEASE,
+            last_status_code=status_code, last_error=error, updated_at=now)
+
+    def mark_dead_lettered(self, reason: str, now: datetime, *, attempt: int | None = None,
+                           status_code: int | None = None) -> int:
+        """→ dead_lettered (kept, replayable); with `attempt`, only while it is still the current one."""
+        rows = self.unsettled() if attempt is None else self.unsettled().filter(attempts=attempt)
+        return rows.update(status=Delivery.Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
+                           **NO_LEASE, last_status_code=status_code, last_error=reason, updated_at=now)
+
+    def mark_expired(self, reason: str, now: datetime) -> int:
+        """→ expired: the room's expiration passed before delivery."""
+        return self.unsettled().update(status=Delivery.Status.EXPIRED, attempt_started_at=None,
+                                       next_attempt_at=None, **NO_LEASE, last_error=reason, updated_at=now)
+
+    def mark_leased(self, attempt: int, token: str, expires_at: datetime, now: datetime) -> int:
+        """→ leased: a pull consumer holds attempt `attempt` until `expires_at`."""
+        return self.unsettled().filter(attempts=attempt).update(
+            status=Delivery.Status.LEASED, lease_token=token, lease_expires_at=expires_at, next_attempt_at=None,
+            updated_at=now)
+
+    def mark_acked(self, token: str, now: datetime) -> int:
+        """leased → acked, for the holder of the lease `token` only."""
+        return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(
+            status=Delivery.Status.ACKED, attempt_started_at=None, **NO_LEASE, last_error="", updated_at=now)
+
+    def replay(self, now: datetime) -> int:
+        """dead_lettered → pending, a new life with attempts from 1 (the outbox sends it)."""
+        return self.filter(status=Delivery.Status.DEAD_LETTERED).update(
+            status=Delivery.Status.PENDING, attempts=0, redelivery_count=0, attempt_started_at=None,
+            next_attempt_at=None, last_error="", last_status_code=None, claimed_until=None,
+            replays=F("replays") + 1, updated_at=now)
+
+
+NO_LEASE = {"lease_token": "", "lease_expires_at": None}
+
+
 class Delivery(models.Model):
     """One message on its way to one subscription: the outbox row and its current state."""
 
@@ -54,6 +127,9 @@ class Delivery(models.Model):
         EXPIRED = "expired"
 
     FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED})
+    UNSETTLED = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED)
+
+    objects = DeliveryQuerySet.as_manager()
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
     # Kept (set null) when a subscription is deleted, so the log and the reports keep their history.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 
 from django.db import close_old_connections, transaction
@@ -27,6 +27,15 @@ log = logging.getLogger("delivery.outbox")
 PENDING_GRACE = timedelta(seconds=5)
 CLAIM_FOR = timedelta(seconds=60)
 SWEEP_BATCH = 500
+
+# Called with the deliveries the relay has just queued (delivery/apps.py starts their push sessions).
+_queued_listeners: list[Callable[[list[Delivery]], object]] = []
+
+
+def on_queued(listener: Callable[[list[Delivery]], object]) -> None:
+    """Have `listener` called with every batch of deliveries the relay queues."""
+    if listener not in _queued_listeners:
+        _queued_listeners.append(listener)
 
 
 def send_pending(delivery_ids: Sequence[int]) -> list[int]:
@@ -77,9 +86,7 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
         return
     now = timezone.now()
     with transaction.atomic():
-        Delivery.objects.filter(pk__in=[d.pk for d in deliveries], status=Delivery.Status.PENDING).update(
-            status=Delivery.Status.QUEUED, claimed_until=None, updated_at=now
-        )
+        Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).mark_queued(now)
         PublishedMessage.objects.bulk_create(
             PublishedMessage(
                 delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
@@ -153,9 +160,8 @@ class OutboxRelay:
                 close_old_connections()
                 confirmed = send(batch)
                 if confirmed:
-                    from delivery.push import start_sessions_for_deliveries
-
-                    start_sessions_for_deliveries(confirmed)
+                    for listener in _queued_listeners:
+                        listener(confirmed)
             except Exception:  # noqa: BLE001 - the relay must outlive any one batch; the sweeper retries
                 log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
 

@@ -9,20 +9,22 @@ after the EBR delay (or dead-lettered) by `expire_leases`, which beat runs every
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
 from delivery import frames, settle
-from delivery.broker import BrokerError, Consumer
+from delivery.attempts import Arrival, Attempt, start_attempts
+from delivery.broker import BrokerError, ReceivedMessage
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, DeliveryAttempt
-from delivery.push import prepare
 from delivery.transports import PushResult
 from subscriptions.models import Subscription
 
@@ -42,6 +44,7 @@ class Lease:
     delivery: Delivery
     attempt: int
     lease_expires_at: datetime
+    payload: Any  # the event's payload, as the frame carries it
 
 
 @dataclass
@@ -58,29 +61,29 @@ def pull(subscription: Subscription, *, max_messages: int, lease_ms: int, wait_m
     leases: list[Lease] = []
     deadline = time.monotonic() + max(wait_ms / 1000, FIRST_FRAME_MIN_WAIT_S)
     with broker.consumer(subscription.destination, prefetch=max_messages) as consumer:
-        while len(leases) < max_messages:
-            wait_s = MORE_FRAMES_WAIT_S if leases else max(0.0, deadline - time.monotonic())
-            frame = consumer.receive(timeout=wait_s)
-            if frame is None:
+        while len(leases) < max_messages:  # frames judged stale or expired make room for more
+            received: list[ReceivedMessage] = []
+            while len(leases) + len(received) < max_messages:
+                wait_s = MORE_FRAMES_WAIT_S if leases or received else max(0.0, deadline - time.monotonic())
+                if (frame := consumer.receive(timeout=wait_s)) is None:
+                    break
+                received.append(frame)
+            if not received:
                 break
-            if lease := take(subscription, consumer, frame, lease_ms):
-                leases.append(lease)
+            attempts = start_attempts(broker, [Arrival(subscription, consumer, frame) for frame in received])
+            leases += [lease(attempt, lease_ms) for attempt in attempts if attempt is not None]
     return leases
 
 
-def take(subscription: Subscription, consumer: Consumer, frame, lease_ms: int) -> Lease | None:  # noqa: ANN001
-    """Turn one frame into a lease, or settle it now (stale, settled, expired)."""
-    job = prepare(subscription, shared_broker(), consumer, frame)
-    if job is None:
-        return None
+def lease(attempt: Attempt, lease_ms: int) -> Lease:
+    """Write the lease of a started attempt on its delivery, then ack its frame: the database holds it now."""
     token = secrets.token_urlsafe(24)
-    expires_at = timezone.now() + timedelta(milliseconds=lease_ms)
-    Delivery.objects.filter(pk=job.delivery.pk, attempts=job.attempt).update(
-        status=Status.LEASED, lease_token=token, lease_expires_at=expires_at, next_attempt_at=None,
-        updated_at=timezone.now(),
-    )
-    consumer.ack(frame)  # the lease is written: the database holds the message now
-    return Lease(f"{job.delivery.pk}.{token}", job.delivery, job.attempt, expires_at)
+    now = timezone.now()
+    expires_at = now + timedelta(milliseconds=lease_ms)
+    Delivery.objects.filter(pk=attempt.delivery.pk).mark_leased(attempt.attempt, token, expires_at, now)
+    attempt.arrival.consumer.ack(attempt.frame)
+    payload = json.loads(attempt.frame.body).get("data")
+    return Lease(f"{attempt.delivery.pk}.{token}", attempt.delivery, attempt.attempt, expires_at, payload)
 
 
 def ack(subscription: Subscription, ack_ids: list[str]) -> Settled:
@@ -89,10 +92,7 @@ def ack(subscription: Subscription, ack_ids: list[str]) -> Settled:
     for ack_id, delivery in leased(subscription, ack_ids, result):
         now = timezone.now()
         with transaction.atomic():
-            updated = Delivery.objects.filter(pk=delivery.pk, status=Status.LEASED,
-                                              lease_token=delivery.lease_token).update(
-                status=Status.ACKED, attempt_started_at=None, updated_at=now, last_error="", **settle.NO_LEASE
-            )
+            updated = Delivery.objects.filter(pk=delivery.pk).mark_acked(delivery.lease_token, now)
             if updated:
                 settle.log_attempt(delivery, delivery.attempts, delivery.attempt_started_at,
                                    PushResult(Outcome.SUCCESS, _ms_since(delivery.attempt_started_at, now)))

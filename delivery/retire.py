@@ -6,15 +6,11 @@ from django.utils import timezone
 
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery
-from delivery.settle import UNSETTLED
 
 
 def retire_deliveries(subscription_id: int, reason: str) -> int:
     """Settle every unsettled delivery of a subscription as dead-lettered with `reason`; return how many."""
-    return Delivery.objects.filter(subscription_id=subscription_id, status__in=UNSETTLED).update(
-        status=Delivery.Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
-        last_error=reason, updated_at=timezone.now(),
-    )
+    return Delivery.objects.filter(subscription_id=subscription_id).mark_dead_lettered(reason, timezone.now())
 
 
 def delete_queue(destination: str) -> bool:

@@ -91,7 +91,7 @@ class PulledMessageSerializer(serializers.Serializer):
     correlation_id = serializers.CharField(source="delivery.message.correlation_id")
     event_type = serializers.CharField(source="delivery.message.event_type")
     event_version = serializers.CharField(source="delivery.message.event_version")
-    payload = serializers.JSONField(source="delivery.message.payload")
+    payload = serializers.JSONField()
     attempt = serializers.IntegerField()
     lease_expires_at = serializers.DateTimeField()
 

@@ -1,10 +1,11 @@
-"""Record the outcome of an attempt and settle its frame: delivered, retried, dead-lettered, expired.
+"""Record the outcome of an attempt: delivered, retried, dead-lettered, expired, crashed.
 
 Each function changes the broker first (a retry copy, confirmed by its receipt), then the
-database, and acks the original frame last: a crash in between leaves the original on the
-broker, and `push.prepare` recognises it as already handled when it comes back. A dead letter
-is held by PostgreSQL alone (the message and its delivery row, replayable from there), so it
-needs no broker copy: it is recorded, then the original is acked.
+database; the caller acks the original frame last. A crash in between leaves the original on
+the broker, and the frame rules (delivery/frame_rules.py) recognise it as already handled when
+it comes back. A dead letter is held by PostgreSQL alone (the message and its delivery row,
+replayable from there), so it needs no broker copy. Status changes go through the queryset
+methods of `Delivery.objects` (delivery/models.py), the one writer of the state machine.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from delivery import frames
@@ -26,40 +26,16 @@ from delivery.transports import PushResult
 
 log = logging.getLogger("delivery.settle")
 Status = Delivery.Status
-UNSETTLED = [s for s in Status.values if s not in Delivery.FINAL_STATUSES]
-NO_LEASE = {"lease_token": "", "lease_expires_at": None}
 
 
-def attempt_row(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
-                next_delay_ms: int | None = None) -> DeliveryAttempt:
-    """Return the attempt row of the timeline (unsaved)."""
-    return DeliveryAttempt(
-        delivery=delivery, correlation_id=delivery.message.correlation_id, life=delivery.replays + 1,
-        attempt=attempt, started_at=started_at, duration_ms=result.duration_ms,
-        outcome=result.outcome, status_code=result.status_code, error=result.error, next_delay_ms=next_delay_ms,
-    )
+@dataclass(frozen=True)
+class Success:
+    """A successful attempt to record."""
 
-
-def log_attempt(delivery: Delivery, attempt: int, started_at, result: PushResult,  # noqa: ANN001
-                next_delay_ms: int | None = None) -> None:
-    """Write the attempt row of the timeline."""
-    attempt_row(delivery, attempt, started_at, result, next_delay_ms).save(force_insert=True)
-
-
-def mark_delivered_many(successes: list[tuple[Delivery, int, datetime, PushResult]]) -> None:
-    """Record successful attempts: their attempt rows in one INSERT, the deliveries in one UPDATE per status code."""
-    by_code: dict[int | None, list[int]] = defaultdict(list)
-    for delivery, _, _, result in successes:
-        by_code[result.status_code].append(delivery.pk)
-    with transaction.atomic():
-        DeliveryAttempt.objects.bulk_create([attempt_row(*success) for success in successes])
-        for status_code, delivery_ids in by_code.items():
-            Delivery.objects.filter(pk__in=delivery_ids, status__in=UNSETTLED).update(
-                status=Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
-                last_status_code=status_code, last_error="", updated_at=timezone.now(),
-            )
-    for delivery, attempt, _, _ in successes:
-        log.debug("delivered", extra=_context(delivery, attempt))
+    delivery: Delivery
+    attempt: int
+    started_at: datetime
+    result: PushResult
 
 
 @dataclass(frozen=True)
@@ -69,7 +45,7 @@ class Failure:
     delivery: Delivery
     body: bytes
     attempt: int
-    started_at: datetime
+    started_at: datetime | None
     result: PushResult
     delay_ms: int | None = None  # instead of the EBR delay (a pull consumer's nack)
 
@@ -79,85 +55,35 @@ class Failure:
         return self.started_at + timedelta(milliseconds=self.result.duration_ms) if self.started_at else None
 
 
-def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy: RetryPolicy) -> set[int]:
-    """Send the copies of the next attempts (all frames, then all receipts), then record the failures.
+def attempt_row(delivery: Delivery, attempt: int, started_at: datetime | None, result: PushResult,
+                next_delay_ms: int | None = None) -> DeliveryAttempt:
+    """Return the attempt row of the timeline (unsaved)."""
+    return DeliveryAttempt(
+        delivery=delivery, correlation_id=delivery.message.correlation_id, life=delivery.replays + 1,
+        attempt=attempt, started_at=started_at or timezone.now(), duration_ms=result.duration_ms,
+        outcome=result.outcome, status_code=result.status_code, error=result.error, next_delay_ms=next_delay_ms,
+    )
 
-    Return the indices of `retries` the broker confirmed; only those are recorded (in one
-    transaction). The others stay as they were: their original frames must not be acked.
-    """
-    def following(attempt: int) -> int | None:
-        return policy.delay_after(attempt) if policy.can_retry(attempt) else None
 
-    # The delay counts from the end of the failed attempt, not from when its failure is recorded.
-    outgoing = [frames.frame_for(f.delivery, attempt=f.attempt + 1, delay_ms=delay, since=f.finished_at,
-                                 next_delay_ms=following(f.attempt + 1), body=f.body) for f, delay in retries]
-    try:
-        broker.send_many(outgoing)
-        confirmed = set(range(len(retries)))
-    except SendFailed as error:
-        log.warning("%d of %d retry copies unconfirmed: %s", len(retries) - len(error.confirmed), len(retries), error)
-        confirmed = set(error.confirmed)
-    except BrokerError as error:
-        log.warning("broker unavailable, %d retry copies not sent: %s", len(retries), error)
-        return set()
-    sent = [retries[i] for i in sorted(confirmed)]
+def log_attempt(delivery: Delivery, attempt: int, started_at: datetime | None, result: PushResult,
+                next_delay_ms: int | None = None) -> None:
+    """Write the attempt row of the timeline."""
+    attempt_row(delivery, attempt, started_at, result, next_delay_ms).save(force_insert=True)
+
+
+def record_successes(successes: list[Success]) -> None:
+    """Record successful attempts: their attempt rows in one INSERT, the deliveries in one UPDATE per status code."""
+    by_code: dict[int | None, list[int]] = defaultdict(list)
+    for success in successes:
+        by_code[success.result.status_code].append(success.delivery.pk)
     now = timezone.now()
     with transaction.atomic():
         DeliveryAttempt.objects.bulk_create(
-            attempt_row(f.delivery, f.attempt, f.started_at, f.result, next_delay_ms=delay) for f, delay in sent)
-        PublishedMessage.objects.bulk_create(
-            send_row(f.delivery, PublishedMessage.Kind.RETRY, f.delivery.destination, f.attempt + 1, delay)
-            for f, delay in sent)
-        for f, delay in sent:
-            # Only while `attempt` is current: a fast consumer may already have claimed the copy.
-            Delivery.objects.filter(pk=f.delivery.pk, attempts=f.attempt, status__in=UNSETTLED).update(
-                status=Status.RETRYING, attempt_started_at=None,
-                next_attempt_at=(f.finished_at or now) + timedelta(milliseconds=delay),
-                **NO_LEASE, last_status_code=f.result.status_code, last_error=f.result.error, updated_at=now,
-            )
-    for f, delay in sent:
-        log.info("retry scheduled in %d ms", delay, extra=_context(f.delivery, f.attempt))
-    return confirmed
-
-
-def dead_letter(
-    delivery: Delivery, attempt: int, reason: str,
-    started_at=None, result: PushResult | None = None,  # noqa: ANN001
-) -> None:
-    """Settle the delivery as dead-lettered: kept in the database, listed, replayable."""
-    with transaction.atomic():
-        if result is not None:
-            log_attempt(delivery, attempt, started_at, result)
-        record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
-        Delivery.objects.filter(pk=delivery.pk, attempts=attempt, status__in=UNSETTLED).update(
-            status=Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
-            last_status_code=result.status_code if result else None, last_error=reason,
-            updated_at=timezone.now(),
-        )
-    log.warning("dead-lettered: %s", reason, extra=_context(delivery, attempt))
-
-
-def expire(delivery: Delivery, attempt: int, started_at=None, result: PushResult | None = None) -> None:  # noqa: ANN001
-    """Record that the message expired before it could be delivered."""
-    with transaction.atomic():
-        if result is not None:
-            log_attempt(delivery, attempt, started_at, result)
-        Delivery.objects.filter(pk=delivery.pk, status__in=UNSETTLED).update(
-            status=Status.EXPIRED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
-            last_error=result.error if result else "expired before delivery", updated_at=timezone.now(),
-        )
-    log.info("expired", extra=_context(delivery, attempt))
-
-
-def settle_failure(
-    broker: Broker, delivery: Delivery, body: bytes, attempt: int, policy: RetryPolicy,
-    started_at, result: PushResult, *, delay_ms: int | None = None,  # noqa: ANN001
-) -> str:
-    """Retry a failed attempt after the EBR delay (or `delay_ms`), or expire or dead-letter it; return the status."""
-    [status] = settle_failures(broker, [Failure(delivery, body, attempt, started_at, result, delay_ms)], policy)
-    if status is None:
-        raise BrokerError(f"the broker did not confirm the copy of delivery {delivery.pk}")
-    return status
+            [attempt_row(s.delivery, s.attempt, s.started_at, s.result) for s in successes])
+        for status_code, delivery_ids in by_code.items():
+            Delivery.objects.filter(pk__in=delivery_ids).mark_delivered(status_code, now)
+    for success in successes:
+        log.debug("delivered", extra=_context(success.delivery, success.attempt))
 
 
 def settle_failures(broker: Broker, failures: list[Failure], policy: RetryPolicy) -> list[str | None]:
@@ -191,19 +117,88 @@ def settle_failures(broker: Broker, failures: list[Failure], policy: RetryPolicy
     return statuses
 
 
+def settle_failure(broker: Broker, delivery: Delivery, body: bytes, attempt: int, policy: RetryPolicy,
+                   started_at: datetime | None, result: PushResult, *, delay_ms: int | None = None) -> str:
+    """Retry one failed attempt after the EBR delay (or `delay_ms`), or expire or dead-letter it; return the status."""
+    [status] = settle_failures(broker, [Failure(delivery, body, attempt, started_at, result, delay_ms)], policy)
+    if status is None:
+        raise BrokerError(f"the broker did not confirm the copy of delivery {delivery.pk}")
+    return status
+
+
+def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy: RetryPolicy) -> set[int]:
+    """Send the copies of the next attempts (all frames, then all receipts), then record the failures.
+
+    Return the indices of `retries` the broker confirmed; only those are recorded (in one
+    transaction). The others stay as they were: their original frames must not be acked.
+    """
+    def following(attempt: int) -> int | None:
+        return policy.delay_after(attempt) if policy.can_retry(attempt) else None
+
+    # The delay counts from the end of the failed attempt, not from when its failure is recorded.
+    outgoing = [frames.frame_for(f.delivery, attempt=f.attempt + 1, delay_ms=delay, since=f.finished_at,
+                                 next_delay_ms=following(f.attempt + 1), body=f.body) for f, delay in retries]
+    try:
+        broker.send_many(outgoing)
+        confirmed = set(range(len(retries)))
+    except SendFailed as error:
+        log.warning("%d of %d retry copies unconfirmed: %s", len(retries) - len(error.confirmed), len(retries), error)
+        confirmed = set(error.confirmed)
+    except BrokerError as error:
+        log.warning("broker unavailable, %d retry copies not sent: %s", len(retries), error)
+        return set()
+    sent = [retries[i] for i in sorted(confirmed)]
+    now = timezone.now()
+    with transaction.atomic():
+        DeliveryAttempt.objects.bulk_create(
+            attempt_row(f.delivery, f.attempt, f.started_at, f.result, next_delay_ms=delay) for f, delay in sent)
+        PublishedMessage.objects.bulk_create(
+            send_row(f.delivery, PublishedMessage.Kind.RETRY, f.delivery.destination, f.attempt + 1, delay)
+            for f, delay in sent)
+        for f, delay in sent:
+            Delivery.objects.filter(pk=f.delivery.pk).mark_retrying(
+                f.attempt, (f.finished_at or now) + timedelta(milliseconds=delay), f.result.status_code,
+                f.result.error, now)
+    for f, delay in sent:
+        log.info("retry scheduled in %d ms", delay, extra=_context(f.delivery, f.attempt))
+    return confirmed
+
+
+def dead_letter(delivery: Delivery, attempt: int, reason: str, started_at: datetime | None = None,
+                result: PushResult | None = None) -> None:
+    """Settle the delivery as dead-lettered: kept in the database, listed, replayable."""
+    with transaction.atomic():
+        if result is not None:
+            log_attempt(delivery, attempt, started_at, result)
+        record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
+        Delivery.objects.filter(pk=delivery.pk).mark_dead_lettered(
+            reason, timezone.now(), attempt=attempt, status_code=result.status_code if result else None)
+    log.warning("dead-lettered: %s", reason, extra=_context(delivery, attempt))
+
+
+def expire(delivery: Delivery, attempt: int, started_at: datetime | None = None,
+           result: PushResult | None = None) -> None:
+    """Record that the message expired before it could be delivered."""
+    with transaction.atomic():
+        if result is not None:
+            log_attempt(delivery, attempt, started_at, result)
+        Delivery.objects.filter(pk=delivery.pk).mark_expired(
+            result.error if result else "expired before delivery", timezone.now())
+    log.info("expired", extra=_context(delivery, attempt))
+
+
 def record_crash(delivery: Delivery, attempt: int) -> int:
     """Log an attempt whose worker died before recording an outcome; return the crash count."""
     with transaction.atomic():
         DeliveryAttempt.objects.create(
             delivery=delivery, correlation_id=delivery.message.correlation_id, life=delivery.replays + 1,
-            attempt=attempt, started_at=delivery.attempt_started_at,
+            attempt=attempt, started_at=delivery.attempt_started_at or timezone.now(),
             outcome=DeliveryAttempt.Outcome.CRASHED,
             error="the worker stopped before recording an outcome; the broker redelivered the message",
         )
-        Delivery.objects.filter(pk=delivery.pk).update(
-            redelivery_count=F("redelivery_count") + 1, attempt_started_at=timezone.now()
-        )
-    return delivery.redelivery_count + 1
+        Delivery.objects.filter(pk=delivery.pk).mark_crashed(timezone.now())
+    delivery.redelivery_count += 1
+    return delivery.redelivery_count
 
 
 def send_row(delivery: Delivery, kind: str, destination: str, attempt: int, delay_ms: int) -> PublishedMessage:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, pull, push, retire
+from delivery import expiry, outbox, pull, retire
+from delivery.push import claims
+from delivery.push.engine import engine
 
 
 @shared_task(acks_late=False, ignore_result=True)
-def deliver_push(subscription_id: int, token: str) -> int:
-    """Run one push session for a subscription (its claim lapses by itself if this worker dies)."""
-    return push.run_session(subscription_id, token)
+def deliver_push(subscription_id: int, token: str) -> None:
+    """Hand a claimed subscription to this worker's push engine (returns at once; the claim lapses if it dies)."""
+    engine().start_session(subscription_id, token)
 
 
 @shared_task(ignore_result=True, expires=5)
 def dispatch_push_sessions() -> int:
     """Start sessions for subscriptions with queued work or retries due soon."""
-    return len(push.start_sessions(push.subscriptions_with_due_work()))
+    return len(claims.start_sessions(claims.subscriptions_with_due_work()))
 
 
 @shared_task(ignore_result=True, expires=10)
@@ -27,7 +29,7 @@ def sweep_outbox() -> int:
 
 @shared_task(ignore_result=True, expires=10)
 def expire_overdue() -> int:
-    """Mark deliveries of expired messages `expired`."""
+    """Record what the broker expired, and mark deliveries of expired messages `expired`."""
     return expiry.expire_overdue()
 
 

@@ -1,21 +1,42 @@
-"""Every HTTP request to a subscriber goes through here: signed, timed out, classified."""
+"""Every HTTP request to a subscriber goes through here: signed, checked, bounded, classified.
+
+`PushTransport` is an asyncio client (aiohttp) shared by every push session of a worker's event
+loop, with keep-alive connection pools. What it guarantees for each attempt:
+- it connects only to addresses that passed the push-URL rules (delivery/url_safety.py): its
+  resolver resolves a host once per connection, checks every address and hands the connector
+  only those, so a DNS answer that changes after the check (rebinding) is never used; an
+  address literal is checked before the request; proxy variables in the environment are
+  ignored, so nothing routes around the check;
+- one wall-clock deadline, `timeout_ms`, covers everything: connecting, sending, the response
+  head and reading its body. A receiver that drips bytes is cut off when it runs out;
+- it reads at most RESPONSE_BYTES of a response body (for the error text); a longer body is
+  not read, and its connection is closed instead of reused;
+- redirects are not followed; a Retry-After header is read within bounds (RETRY_AFTER_MAX_MS).
+Failures come back as values (`PushResult`), never as exceptions.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
+import ipaddress
+import socket
 import time
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-import httpx
+import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from delivery.models import DeliveryAttempt
-from delivery.url_safety import UnsafePushUrl, check_push_url
+from delivery.url_safety import UnsafePushUrl, checked_addresses, parse_push_url
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500
+RESPONSE_BYTES = 8 * 1024  # of a response body read at most; the rest is never read
+RETRY_AFTER_MAX_MS = 24 * 3600 * 1000  # a longer Retry-After is read as a day
 Outcome = DeliveryAttempt.Outcome
 
 
@@ -56,67 +77,138 @@ class PushRequest:
     signing_secret: str
     timeout_ms: int
 
+    def headers(self, timestamp: int) -> dict[str, str]:
+        """The Standard Webhooks headers and Dovecote's own, signed for `timestamp` (unix seconds)."""
+        return {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            "webhook-id": self.message_id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": sign(self.signing_secret, self.message_id, timestamp, self.body),
+            "X-Correlation-ID": self.correlation_id,
+            "X-Delivery-Attempt": str(self.attempt),
+        }
+
+
+class RefusedAddress(OSError):
+    """The resolver's refusal of a host whose addresses may not be reached (wrapped by aiohttp)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class CheckedResolver(AbstractResolver):
+    """Resolve a host and return its addresses only if every one passes the push-URL rules."""
+
+    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET,
+                      ) -> list[ResolveResult]:
+        try:
+            addresses = await asyncio.get_running_loop().run_in_executor(None, checked_addresses, host, port)
+        except UnsafePushUrl as refused:
+            raise RefusedAddress(refused.reason) from None
+        return [ResolveResult(hostname=host, host=str(address), port=port,
+                              family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+                              proto=0, flags=socket.AI_NUMERICHOST) for address in addresses]
+
+    async def close(self) -> None:
+        return None
+
 
 class PushTransport:
-    """A pooled HTTP client for push deliveries; safe to share between threads."""
+    """A pooled HTTP client for push deliveries, for the event loop it is first used on."""
 
     def __init__(self) -> None:
-        self._client = httpx.Client(follow_redirects=False, headers={"User-Agent": USER_AGENT})
+        self._session: aiohttp.ClientSession | None = None
 
-    def close(self) -> None:
-        self._client.close()
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(resolver=CheckedResolver(), limit=0, ttl_dns_cache=10,
+                                             enable_cleanup_closed=True)
+            # trust_env=False: HTTP(S)_PROXY and friends are ignored, so no proxy routes around the checks.
+            self._session = aiohttp.ClientSession(connector=connector, trust_env=False, auto_decompress=False,
+                                                  skip_auto_headers=("Accept-Encoding",))
+        return self._session
 
-    def post(self, request: PushRequest) -> PushResult:
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def post(self, request: PushRequest) -> PushResult:
         """POST one delivery and classify the answer; never raises for a subscriber's failure."""
         started = time.monotonic()
         try:
-            check_push_url(request.url)  # again at every attempt: the host's DNS may have changed
+            check_address_literal(request.url)
         except UnsafePushUrl as refused:
             return PushResult(Outcome.FAILURE, _ms_since(started), error=f"push URL refused: {refused.reason}")
-        timestamp = int(time.time())
-        headers = {
-            "Content-Type": "application/json",
-            "webhook-id": request.message_id,
-            "webhook-timestamp": str(timestamp),
-            "webhook-signature": sign(request.signing_secret, request.message_id, timestamp, request.body),
-            "X-Correlation-ID": request.correlation_id,
-            "X-Delivery-Attempt": str(request.attempt),
-        }
         try:
-            response = self._client.post(
-                request.url, content=request.body, headers=headers, timeout=request.timeout_ms / 1000
+            async with asyncio.timeout(request.timeout_ms / 1000):
+                return await self._exchange(request, started)
+        except TimeoutError:
+            return PushResult(Outcome.TIMEOUT, _ms_since(started),
+                              error=f"timed out after {request.timeout_ms} ms")
+        except aiohttp.ClientConnectorError as error:
+            if isinstance(error.os_error, RefusedAddress):
+                return PushResult(Outcome.FAILURE, _ms_since(started),
+                                  error=f"push URL refused: {error.os_error.reason}")
+            return PushResult(Outcome.CONNECTION_ERROR, _ms_since(started), error=f"{type(error).__name__}: {error}")
+        except (aiohttp.ClientError, OSError, ValueError) as error:
+            return PushResult(Outcome.CONNECTION_ERROR, _ms_since(started), error=f"{type(error).__name__}: {error}")
+
+    async def _exchange(self, request: PushRequest, started: float) -> PushResult:
+        async with self._client().post(request.url, data=request.body, headers=request.headers(int(time.time())),
+                                       allow_redirects=False) as response:
+            body = await response.content.read(RESPONSE_BYTES)
+            if not response.content.at_eof():
+                response.close()  # more than we read: never reuse this connection
+            status = response.status
+            if 200 <= status < 300:
+                return PushResult(Outcome.SUCCESS, _ms_since(started), status_code=status)
+            text = body.decode("utf-8", "replace")[:ERROR_BODY_CHARS]
+            return PushResult(
+                Outcome.FAILURE, _ms_since(started), status_code=status,
+                error=f"HTTP {status}: {text}".strip(),
+                retry_after_ms=retry_after_ms(response.headers.get("Retry-After", ""))
+                if status in (429, 503) else None,
             )
-        except httpx.TimeoutException as error:
-            return PushResult(Outcome.TIMEOUT, _ms_since(started), error=f"timed out after "
-                              f"{request.timeout_ms} ms ({type(error).__name__})")
-        except httpx.HTTPError as error:
-            return PushResult(Outcome.CONNECTION_ERROR, _ms_since(started),
-                              error=f"{type(error).__name__}: {error}")
-        duration = _ms_since(started)
-        if response.is_success:
-            return PushResult(Outcome.SUCCESS, duration, status_code=response.status_code)
-        return PushResult(
-            Outcome.FAILURE,
-            duration,
-            status_code=response.status_code,
-            error=f"HTTP {response.status_code}: {response.text[:ERROR_BODY_CHARS]}".strip(),
-            retry_after_ms=retry_after_ms(response) if response.status_code in (429, 503) else None,
-        )
 
 
-def retry_after_ms(response: httpx.Response) -> int | None:
-    """Read Retry-After (seconds or an HTTP date) as milliseconds from now, if present and valid."""
-    value = response.headers.get("Retry-After", "").strip()
-    if not value:
+def check_address_literal(url: str) -> None:
+    """Check the URL's form, and its host when it is an address literal (names are checked at connection)."""
+    host, port = parse_push_url(url)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return  # a name: the resolver checks what it resolves to
+    checked_addresses(host, port)
+
+
+def retry_after_ms(value: str) -> int | None:
+    """Read Retry-After (seconds or an HTTP date) as ms from now, at most RETRY_AFTER_MAX_MS; None if unreadable."""
+    value = value.strip()
+    if not value or len(value) > 64:
         return None
     if value.isdigit():
-        return int(value) * 1000
+        return min(int(value[:12]) * 1000, RETRY_AFTER_MAX_MS)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
-    return max(0, int((when.timestamp() - time.time()) * 1000))
+    return min(max(0, int((when.timestamp() - time.time()) * 1000)), RETRY_AFTER_MAX_MS)
 
 
 def _ms_since(started: float) -> int:
     return round((time.monotonic() - started) * 1000)
+
+
+def post_once(request: PushRequest) -> PushResult:
+    """POST one delivery from code that has no event loop of its own (a command, a test)."""
+    async def post() -> PushResult:
+        transport = PushTransport()
+        try:
+            return await transport.post(request)
+        finally:
+            await transport.close()
+
+    return asyncio.run(post())

@@ -1,9 +1,12 @@
 """Keep push deliveries away from the network Dovecote itself runs in (SSRF).
 
-A push URL is checked when a subscription is written and again before every POST, because what
-a name resolves to can change after it was accepted. Loopback, private, link-local, multicast,
-reserved, unspecified and cloud-metadata addresses are refused unless `DOVECOTE_PUSH_ALLOW_HOSTS`
-names the host or a network holding the address.
+A push URL is checked when a subscription is written (`check_push_url`) and again for every
+connection the push transport opens: its resolver (delivery/transports.py) resolves the host
+once, checks every address with `checked_addresses`, and connects only to those, so a name
+whose DNS answer changes between the check and the connection (DNS rebinding) cannot reach an
+address that was not checked. Loopback, private, link-local, multicast, reserved, unspecified
+and cloud-metadata addresses are refused unless `DOVECOTE_PUSH_ALLOW_HOSTS` names the host or a
+network holding the address.
 """
 
 from __future__ import annotations
@@ -31,6 +34,13 @@ class UnsafePushUrl(Exception):
 
 def check_push_url(url: str) -> None:
     """Raise UnsafePushUrl unless `url` is http(s) and every address its host resolves to may be reached."""
+    host, port = parse_push_url(url)
+    if host.lower() not in allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))[0]:  # an allowed name need not resolve yet
+        checked_addresses(host, port)
+
+
+def parse_push_url(url: str) -> tuple[str, int]:
+    """Return the host and port of an http(s) URL; raise UnsafePushUrl for anything else."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise UnsafePushUrl(f"the scheme must be http or https, not {parts.scheme or 'none'!r}")
@@ -41,14 +51,21 @@ def check_push_url(url: str) -> None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise UnsafePushUrl("the port is not a number from 0 to 65535") from None
+    return host, port
+
+
+def checked_addresses(host: str, port: int) -> list[IPAddress]:
+    """Resolve `host` and return its addresses if every one may be reached; raise UnsafePushUrl otherwise."""
     allowed_hosts, allowed_networks = allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))
+    addresses = resolve(host, port)
     if host.lower() in allowed_hosts:
-        return
-    for address in resolve(host, port):
+        return addresses
+    for address in addresses:
         if any(address in network for network in allowed_networks):
             continue
         if kind := forbidden_kind(address):
             raise UnsafePushUrl(f"{host} resolves to {address}, a {kind} address")
+    return addresses
 
 
 def resolve(host: str, port: int) -> list[IPAddress]:

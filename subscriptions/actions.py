@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from delivery.push import start_sessions
+from delivery.push.claims import start_sessions
 from delivery.retire import retire_deliveries
 from delivery.tasks import delete_queue
 from subscriptions.models import Subscription

@@ -318,3 +318,48 @@ def test_connecting_to_a_closed_port_raises_broker_unavailable_naming_the_addres
         connect(f"stomp://user:secret@127.0.0.1:{port}", connect_timeout=2)
 
     assert time.monotonic() - started < 3
+
+
+def test_a_listening_consumer_is_handed_each_message_as_it_arrives(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    arrived: list[tuple[float, bytes]] = []
+    received = threading.Condition()
+    consumer = None
+
+    def on_message(message) -> None:  # noqa: ANN001 - a ReceivedMessage, on the broker's thread
+        with received:
+            arrived.append((time.monotonic(), message.body))
+            received.notify_all()
+        consumer.ack(message)
+
+    consumer = broker.consumer(destination, prefetch=1, on_message=on_message)
+    started = time.monotonic()
+    broker.send_many([OutgoingMessage(destination, f"m{n}".encode()) for n in range(5)]
+                     + [OutgoingMessage(destination, b"later", delay_ms=500)])
+    with received:
+        received.wait_for(lambda: len(arrived) == 6, timeout=5)
+
+    assert [body for _, body in arrived] == [b"m0", b"m1", b"m2", b"m3", b"m4", b"later"]
+    assert arrived[-1][0] - started >= 0.5
+    with pytest.raises(BrokerError, match="listener"):
+        consumer.receive(0.1)
+    consumer.close()
+
+
+def test_a_listening_consumer_gets_no_more_than_its_prefetch_until_it_acks(
+    open_broker: OpenBroker, destination: str
+) -> None:
+    broker = open_broker()
+    broker.send_many([OutgoingMessage(destination, f"m{n}".encode()) for n in range(3)])
+    held = []
+    consumer = broker.consumer(destination, prefetch=1, on_message=held.append)
+    time.sleep(0.5)
+    assert [m.body for m in held] == [b"m0"]
+
+    consumer.ack(held[0])
+    time.sleep(0.5)
+
+    assert [m.body for m in held] == [b"m0", b"m1"]
+    consumer.close()
+    with broker.consumer(destination) as other:  # what it held unacked went back
+        assert sorted(receive_all(other, 2)) == [b"m1", b"m2"]

@@ -1,4 +1,5 @@
-"""The state rules of one frame (`push.prepare`), on the in-memory broker: stale copies, crashes, poison."""
+"""The rules of a received frame (delivery/frame_rules.py, applied by delivery/attempts.py), on the in-memory
+broker: stale copies, crashes, poison."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.utils import timezone
 from delivery import frames
 from delivery.broker import Broker, connect
 from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
-from delivery.push import POISON_LIMIT, prepare
+from delivery.attempts import Arrival, Attempt, start_attempts
+from delivery.frame_rules import POISON_LIMIT
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +31,19 @@ def broker() -> Iterator[Broker]:
 def delivery() -> Delivery:
     room = make_room()
     return make_delivery(make_message(room), make_subscription(room, timeout_ms=1000))
+
+
+def prepare(subscription, broker: Broker, consumer, frame) -> Attempt | None:  # noqa: ANN001
+    """Judge one frame: the attempt to make, or None when it was settled at once."""
+    [attempt] = start_attempts(broker, [Arrival(subscription, consumer, frame)])
+    return attempt
+
+
+def prepare_burst(subscription, broker: Broker, consumer, burst: list) -> tuple[list[Attempt], int]:  # noqa: ANN001
+    """Judge frames together: the attempts to make, and how many frames were settled at once."""
+    results = start_attempts(broker, [Arrival(subscription, consumer, frame) for frame in burst])
+    jobs = [result for result in results if result is not None]
+    return jobs, len(results) - len(jobs)
 
 
 def receive_attempt(broker: Broker, delivery: Delivery, attempt: int):  # noqa: ANN201
@@ -171,13 +186,11 @@ def test_a_copy_claimed_before_its_sender_records_the_failure_keeps_its_claim(
     assert delivery.status == "leased"
 
 
-# ---- a burst of frames judged together (`push.prepare_burst`) --------------------------------------
+# ---- a burst of frames judged together (`attempts.start_attempts`) ---------------------------------
 
 def test_a_burst_applies_the_same_rules_with_two_queries(
     broker: Broker, delivery: Delivery, django_assert_max_num_queries  # noqa: ANN001
 ) -> None:
-    from delivery.push import prepare_burst
-
     subscription = delivery.subscription
     fresh = [make_delivery(make_message(subscription.room), subscription) for _ in range(5)]
     settled = make_delivery(make_message(subscription.room), subscription)
@@ -195,8 +208,6 @@ def test_a_burst_applies_the_same_rules_with_two_queries(
 
 
 def test_a_duplicate_in_the_same_burst_is_judged_after_the_first_frame(broker: Broker, delivery: Delivery) -> None:
-    from delivery.push import prepare_burst
-
     consumer = broker.consumer(delivery.destination, prefetch=10)
     for _ in range(2):
         broker.send(frames.frame_for(delivery, attempt=1, delay_ms=0, next_delay_ms=None, body=b"{}"))
@@ -210,7 +221,7 @@ def test_a_duplicate_in_the_same_burst_is_judged_after_the_first_frame(broker: B
 def test_a_claim_lost_to_another_worker_is_deferred_not_started(
     broker: Broker, delivery: Delivery, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from delivery import push
+    from delivery import attempts
 
     subscription = delivery.subscription
     other = make_delivery(make_message(subscription.room), subscription)
@@ -218,15 +229,15 @@ def test_a_claim_lost_to_another_worker_is_deferred_not_started(
     for item in (delivery, other):
         broker.send(frames.frame_for(item, attempt=1, delay_ms=0, next_delay_ms=None, body=b"{}"))
     burst = [consumer.receive(timeout=1) for _ in range(2)]
-    original = push.claim_attempts
+    original = attempts.claim_attempts
 
     def raced(ids: list[int], attempt: int, now) -> set[int]:  # noqa: ANN001
         # Another worker claims `other` between this session's SELECT and its UPDATE.
         Delivery.objects.filter(pk=other.pk).update(attempts=1, attempt_started_at=timezone.now())
         return original(ids, attempt, now)
 
-    monkeypatch.setattr(push, "claim_attempts", raced)
-    jobs, settled_now = push.prepare_burst(subscription, broker, consumer, burst)
+    monkeypatch.setattr(attempts, "claim_attempts", raced)
+    jobs, settled_now = prepare_burst(subscription, broker, consumer, burst)
     assert [job.delivery.pk for job in jobs] == [delivery.pk] and settled_now == 1
     assert PublishedMessage.objects.filter(delivery=other, kind="recheck").count() == 1
 

@@ -7,7 +7,8 @@ from django.forms.models import model_to_dict
 from django.test import Client
 
 from delivery.models import Delivery
-from delivery.tasks import deliver_push, delete_queue
+from delivery.push import claims
+from delivery.tasks import delete_queue
 from rooms.models import Room
 from subscriptions.models import Subscription
 from tests.callers import Caller, call_api
@@ -39,7 +40,7 @@ def drained(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def sessions(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str]]:
     """The push sessions enqueued, as (subscription id, claim token); the Celery task is not run."""
     started: list[tuple[int, str]] = []
-    monkeypatch.setattr(deliver_push, "delay", lambda *args: started.append(args))
+    monkeypatch.setattr(claims, "enqueue_session", lambda *args: started.append(args))
     return started
 
 

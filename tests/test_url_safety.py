@@ -13,7 +13,7 @@ import pytest
 from django.test import override_settings
 
 from delivery.models import DeliveryAttempt
-from delivery.transports import PushRequest, PushTransport
+from delivery.transports import PushRequest, post_once
 from delivery.url_safety import UnsafePushUrl, check_push_url
 
 
@@ -126,11 +126,7 @@ def test_the_transport_refuses_an_unsafe_url_at_delivery_time_without_sending(dn
     dns["hooks.example"] = ["10.9.8.7"]
     request = PushRequest(url="http://hooks.example/in", body=b"{}", message_id="m-1", correlation_id="c-1",
                           attempt=1, signing_secret="whsec_" + "A" * 44, timeout_ms=200)
-    transport = PushTransport()
-    try:
-        result = transport.post(request)
-    finally:
-        transport.close()
+    result = post_once(request)
     assert result.outcome == DeliveryAttempt.Outcome.FAILURE and result.status_code is None
     assert result.error == "push URL refused: hooks.example resolves to 10.9.8.7, a private address"
     assert not result.ok

@@ -16,7 +16,7 @@ deploy/artemis/broker.xml).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -74,8 +74,16 @@ class QueueStats:
     consumers: int
 
 
+# Called with each message a listening consumer gets, on the broker's own thread: it must not block.
+OnMessage = Callable[[ReceivedMessage], None]
+
+
 class Consumer(ABC):
-    """Receives from one destination; unacked messages return to the queue on close."""
+    """Receives from one destination; unacked messages return to the queue on close.
+
+    A consumer either is read with `receive`, or hands each message to the `on_message` callback
+    it was made with (a listening consumer, for event loops); `ack` and `close` work for both.
+    """
 
     destination: str
 
@@ -120,8 +128,11 @@ class Broker(ABC):
         self.send_many([message])
 
     @abstractmethod
-    def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
-        """Subscribe to `destination` with client-individual acks and about `prefetch` messages unacked."""
+    def consumer(self, destination: str, *, prefetch: int = 100, on_message: OnMessage | None = None) -> Consumer:
+        """Subscribe to `destination` with client-individual acks and about `prefetch` messages unacked.
+
+        With `on_message`, each message is handed to it as it arrives instead of waiting for `receive`.
+        """
 
     @abstractmethod
     def delete_queue(self, destination: str) -> bool:

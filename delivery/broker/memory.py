@@ -5,7 +5,8 @@ shares its queues, so several "connections" see the same messages. A hub keeps m
 per-destination heaps ordered by (available_at, sequence) and hands them to consumers
 round-robin, within each consumer's prefetch limit, whenever a consumer asks for one.
 A message found expired is moved to EXPIRY_DESTINATION, as Artemis's expiry reaper does;
-reading that destination first reaps every queue.
+reading that destination first reaps every queue. Listening consumers (`on_message`) are fed
+by one thread per hub, woken by every change and by the next delayed message's due time.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from delivery.broker.base import (
     Broker,
     BrokerError,
     Consumer,
+    OnMessage,
     OutgoingMessage,
     QueueStats,
     ReceivedMessage,
@@ -103,6 +105,38 @@ class _Hub:
         self.queues: dict[str, _Queue] = {}
         self.sequence = itertools.count(1)
         self.consumer_ids = itertools.count(1)
+        self._feeder: threading.Thread | None = None
+
+    def start_feeding(self) -> None:
+        """Start the thread that hands messages to listening consumers (once per hub; call with the lock held)."""
+        if self._feeder is None:
+            self._feeder = threading.Thread(target=self._feed_forever, name="memory-broker-feeder", daemon=True)
+            self._feeder.start()
+
+    def _feed_forever(self) -> None:
+        while True:
+            with self.changed:
+                handouts, wait = self._take_for_listeners()
+                if not handouts:
+                    self.changed.wait(wait)
+                    continue
+            for consumer, message in handouts:  # outside the lock: a listener may ack at once
+                consumer.listener(message)  # type: ignore[misc]
+
+    def _take_for_listeners(self) -> tuple[list[tuple[MemoryConsumer, ReceivedMessage]], float]:
+        """Hand out what listening consumers have room for; also say how long until the next delayed message."""
+        handouts, wait = [], 1.0
+        for destination, queue in list(self.queues.items()):
+            listeners = [consumer for consumer in queue.consumers if consumer.listener is not None]
+            if not listeners:
+                continue
+            self.dispatch(destination)
+            for consumer in listeners:
+                while (stored := consumer.next_live()) is not None:
+                    handouts.append((consumer, consumer.hand_out(stored)))
+            if (due := self.seconds_until_due(destination)) is not None:
+                wait = min(wait, max(due, 0.001))
+        return handouts, wait
 
     def queue(self, destination: str) -> _Queue:
         return self.queues.setdefault(destination, _Queue())
@@ -168,9 +202,11 @@ class _Hub:
 class MemoryConsumer(Consumer):
     """A consumer of one hub queue with client-individual acks and a prefetch limit."""
 
-    def __init__(self, hub: _Hub, destination: str, prefetch: int, consumer_id: int) -> None:
+    def __init__(self, hub: _Hub, destination: str, prefetch: int, consumer_id: int,
+                 listener: OnMessage | None = None) -> None:
         self.destination = destination
         self.prefetch = prefetch
+        self.listener = listener
         self.closed = False
         self.buffer: deque[_Stored] = deque()  # dispatched to it, not yet received
         self._hub = hub
@@ -181,21 +217,23 @@ class MemoryConsumer(Consumer):
         return not self.closed and len(self.buffer) + len(self._unacked) < self.prefetch
 
     def receive(self, timeout: float) -> ReceivedMessage | None:
+        if self.listener is not None:
+            raise BrokerError(f"the consumer of {self.destination} hands its messages to a listener")
         deadline = time.monotonic() + timeout
         with self._hub.changed:
             while True:
                 self._check_open()
                 self._hub.dispatch(self.destination)
-                stored = self._next_live()
+                stored = self.next_live()
                 if stored is not None:
-                    return self._hand_out(stored)
+                    return self.hand_out(stored)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return None
                 due = self._hub.seconds_until_due(self.destination)
                 self._hub.changed.wait(remaining if due is None else min(remaining, max(due, 0.001)))
 
-    def _next_live(self) -> _Stored | None:
+    def next_live(self) -> _Stored | None:
         """Pop the next buffered message that has not expired while it waited in the buffer."""
         at_ms = now_ms()
         while self.buffer:
@@ -205,7 +243,7 @@ class MemoryConsumer(Consumer):
             self._hub.move_expired(stored)
         return None
 
-    def _hand_out(self, stored: _Stored) -> ReceivedMessage:
+    def hand_out(self, stored: _Stored) -> ReceivedMessage:
         ack_id = next(self._ack_ids)
         self._unacked[ack_id] = stored
         return ReceivedMessage(
@@ -267,14 +305,17 @@ class MemoryBroker(Broker):
                 self._hub.store(message)
             self._hub.changed.notify_all()
 
-    def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
+    def consumer(self, destination: str, *, prefetch: int = 100, on_message: OnMessage | None = None) -> Consumer:
         if prefetch < 1:
             raise ValueError("prefetch must be at least 1")
         with self._hub.changed:
             self._check_open()
-            consumer = MemoryConsumer(self._hub, destination, prefetch, next(self._hub.consumer_ids))
+            consumer = MemoryConsumer(self._hub, destination, prefetch, next(self._hub.consumer_ids), on_message)
             self._hub.queue(destination).consumers.append(consumer)
             self._consumers.append(consumer)
+            if on_message is not None:
+                self._hub.start_feeding()
+                self._hub.changed.notify_all()
             return consumer
 
     def delete_queue(self, destination: str) -> bool:

@@ -41,6 +41,7 @@ from delivery.broker.base import (
     BrokerError,
     BrokerUnavailable,
     Consumer,
+    OnMessage,
     OutgoingMessage,
     QueueStats,
     ReceivedMessage,
@@ -156,17 +157,21 @@ class _Listener(stomp.ConnectionListener):
 class StompConsumer(Consumer):
     """One SUBSCRIBE with client-individual acks; MESSAGE frames for it land in its inbox."""
 
-    def __init__(self, broker: StompBroker, destination: str, prefetch: int, subscription_id: str) -> None:
+    def __init__(self, broker: StompBroker, destination: str, prefetch: int, subscription_id: str,
+                 on_message: OnMessage | None = None) -> None:
         self.destination = destination
         self.prefetch = prefetch
         self.subscription_id = subscription_id
         self.closed = False
+        self._listener = on_message
         self._broker = broker
         self._inbox: queue.Queue[StompMessage] = queue.Queue()
         self._held: set[str] = set()  # ack ids handed out and not yet acked, on the current connection
         self._held_lock = threading.Lock()
 
     def receive(self, timeout: float) -> ReceivedMessage | None:
+        if self._listener is not None:
+            raise BrokerError(f"the consumer of {self.destination} hands its messages to a listener")
         deadline = time.monotonic() + timeout
         while True:
             if self.closed:
@@ -203,7 +208,16 @@ class StompConsumer(Consumer):
         self._broker._unsubscribe(self)
 
     def deliver(self, message: StompMessage) -> None:
-        self._inbox.put(message)
+        """Take a message from the connection's reader thread: to the listener, or into the inbox."""
+        if self._listener is None:
+            self._inbox.put(message)
+            return
+        with self._held_lock:
+            self._held.add(message.ack_id)
+        try:
+            self._listener(message)
+        except Exception:  # the reader thread must survive a listener's bug; the message is redelivered later
+            logger.exception("the listener of %s failed on message %s", self.destination, message.broker_message_id)
 
     def discard_inbox(self) -> None:
         """Forget what the last connection delivered: its ack ids are void and the broker redelivers it."""
@@ -495,10 +509,10 @@ class StompBroker(Broker):
 
     # -- consuming -----------------------------------------------------------------------
 
-    def consumer(self, destination: str, *, prefetch: int = 100) -> Consumer:
+    def consumer(self, destination: str, *, prefetch: int = 100, on_message: OnMessage | None = None) -> Consumer:
         if prefetch < 1:
             raise ValueError("prefetch must be at least 1")
-        consumer = StompConsumer(self, destination, prefetch, f"sub-{next(self._subscription_ids)}")
+        consumer = StompConsumer(self, destination, prefetch, f"sub-{next(self._subscription_ids)}", on_message)
         with self._state:
             if self._closed:
                 raise BrokerError(f"the connection to {self.address} is closed")

@@ -11,7 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from waitress import serve
 
-from delivery import demo, push
+from delivery import demo
+from delivery.push.engine import stop_engine
 from dovecote import embedded
 from dovecote.celery import app
 from dovecote.wsgi import application
@@ -50,7 +51,7 @@ class Command(BaseCommand):
             pass
         finally:
             stop.set()
-            push.stopping.set()
+            stop_engine(timeout=10)
             beat.stop()
             worker.stop(in_sighandler=False)
             self.stdout.write("Dovecote demo stopped.")

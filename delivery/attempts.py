@@ -1,0 +1,163 @@
+"""Turn received frames into attempts to make, applying the frame rules: the step push and pull share.
+
+Frames that arrive together — one push session's burst, or the bursts of many sessions that a
+worker's push engine gathers — are judged together: one SELECT reads every frame's delivery and
+one conditional UPDATE per attempt number claims the new attempts, so a burst costs two queries,
+not two per frame. Verdicts other than a claim are applied here at once (drop, expire, wait,
+poison), and their frames acked. A second frame of the same delivery in a burst is judged after
+the first, against what the first one changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils import timezone
+
+from delivery import frames, settle
+from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
+from delivery.frame_rules import Action, judge
+from delivery.frames import FrameInfo
+from delivery.models import Delivery, PublishedMessage
+from subscriptions.models import Subscription
+
+log = logging.getLogger("delivery.attempts")
+
+CLAIM_RACE_RECHECK_MS = 1000  # a claim lost to another worker's copy: look again this much later
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A frame received for a subscription, and the consumer that must ack it."""
+
+    subscription: Subscription
+    consumer: Consumer
+    frame: ReceivedMessage
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """An attempt to make now: its delivery (with message), the frame that carries it, when it started."""
+
+    delivery: Delivery
+    arrival: Arrival
+    attempt: int
+    started_at: datetime
+
+    @property
+    def frame(self) -> ReceivedMessage:
+        return self.arrival.frame
+
+
+def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | None]:
+    """Judge frames that arrived together; return, for each, the attempt to make now or None (settled now)."""
+    results: list[Attempt | None] = [None] * len(arrivals)
+    parsed: list[tuple[int, FrameInfo]] = []
+    for index, arrival in enumerate(arrivals):
+        try:
+            parsed.append((index, FrameInfo.of(arrival.frame)))
+        except ValueError:
+            log.error("dropping a frame without Dovecote headers on %s", arrival.frame.destination)
+            _ack(arrival)
+    deliveries = load_deliveries({info.delivery_id for _, info in parsed})
+    now = timezone.now()
+    claims: dict[int, list[tuple[int, Delivery]]] = defaultdict(list)
+    seen: set[int] = set()
+    again: list[int] = []
+    for index, info in parsed:
+        if info.delivery_id in seen:
+            again.append(index)
+            continue
+        seen.add(info.delivery_id)
+        arrival = arrivals[index]
+        delivery = _wired(deliveries.get(info.delivery_id), arrival.subscription)
+        verdict = judge(delivery, subscription_id=arrival.subscription.pk,
+                        message_id=arrival.frame.headers.get(frames.MESSAGE_ID, ""), attempt=info.attempt,
+                        timeout_ms=arrival.subscription.timeout_ms, now=now)
+        if verdict.action is Action.CLAIM:
+            assert delivery is not None
+            claims[info.attempt].append((index, delivery))
+        else:
+            results[index] = apply(broker, arrival, delivery, info.attempt, verdict.action, verdict.reason,
+                                   verdict.wait_ms)
+    for attempt, candidates in claims.items():
+        claimed = claim_attempts([delivery.pk for _, delivery in candidates], attempt, now)
+        for index, delivery in candidates:
+            if delivery.pk in claimed:
+                delivery.attempts, delivery.attempt_started_at = attempt, now
+                results[index] = Attempt(delivery, arrivals[index], attempt, now)
+            else:  # another worker's copy claimed it first: look again once its attempt must be over
+                defer(broker, arrivals[index], delivery, attempt, CLAIM_RACE_RECHECK_MS)
+    for index in again:
+        [results[index]] = start_attempts(broker, [arrivals[index]])
+    return results
+
+
+def apply(broker: Broker, arrival: Arrival, delivery: Delivery | None, attempt: int, action: Action,
+          reason: str, wait_ms: int) -> Attempt | None:
+    """Carry out a verdict other than a claim; return the attempt to make if the verdict resumes one."""
+    if action is Action.DROP:
+        log.debug("dropping a frame: %s", reason)
+    elif action is Action.EXPIRE:
+        assert delivery is not None
+        settle.expire(delivery, attempt)
+    elif action is Action.WAIT:
+        assert delivery is not None
+        defer(broker, arrival, delivery, attempt, wait_ms)
+        return None
+    elif action in (Action.POISON, Action.RESUME):
+        assert delivery is not None
+        settle.record_crash(delivery, attempt)
+        if action is Action.RESUME:
+            return Attempt(delivery, arrival, attempt, timezone.now())
+        settle.dead_letter(delivery, attempt, reason)
+    _ack(arrival)
+    return None
+
+
+def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[int]:
+    """Start attempt `attempt` of each delivery still before it and unsettled; return the ids claimed."""
+    claimed = Delivery.objects.filter(pk__in=delivery_ids).claim_attempt(attempt, now)
+    if claimed == len(delivery_ids):
+        return set(delivery_ids)
+    # Some were taken by another worker (or settled) meanwhile: ours carry this claim's timestamp.
+    return set(Delivery.objects.filter(pk__in=delivery_ids, attempts=attempt, attempt_started_at=now)
+               .values_list("pk", flat=True))
+
+
+def defer(broker: Broker, arrival: Arrival, delivery: Delivery, attempt: int, delay_ms: int) -> None:
+    """Put the same attempt back on the broker to be looked at again after `delay_ms`, then ack this copy."""
+    try:
+        broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms, next_delay_ms=None,
+                                     body=arrival.frame.body))
+    except BrokerError:
+        log.warning("could not put back attempt %d of delivery %s; the broker redelivers it", attempt, delivery.pk)
+        return  # unacked: it comes back
+    settle.record_send(delivery, PublishedMessage.Kind.RECHECK, delivery.destination, attempt, delay_ms)
+    _ack(arrival)
+
+
+def load_deliveries(ids: set[int]) -> dict[int, Delivery]:
+    """Read the deliveries of these ids with their messages (not their payloads: frames carry them), in one query."""
+    if not ids:
+        return {}
+    return {d.pk: d for d in Delivery.objects.select_related("message").defer("message__payload").filter(pk__in=ids)}
+
+
+def _wired(delivery: Delivery | None, subscription: Subscription) -> Delivery | None:
+    """Point a delivery at the session's own subscription and room objects, so nothing reloads them."""
+    if delivery is not None and delivery.subscription_id == subscription.pk:
+        delivery.subscription = subscription
+        if delivery.message.room_id == subscription.room_id:
+            delivery.message.room = subscription.room
+    return delivery
+
+
+def _ack(arrival: Arrival) -> None:
+    try:
+        arrival.consumer.ack(arrival.frame)
+    except BrokerError:
+        log.debug("ack not sent; the broker redelivers the frame and it is judged again")

@@ -1,0 +1,12 @@
+"""The push path: a worker's event loop runs a session per subscription that POSTs its messages.
+
+- `claims.py`: which worker runs a subscription's session (a claim on the subscription row),
+  and starting sessions through Celery when work appears;
+- `engine.py`: one event loop per worker process, running every session it was given;
+- `session.py`: one subscription's session: frames from its queue, at most `max_in_flight`
+  POSTs at once through delivery/transports.py;
+- `bookkeeper.py`: the database and broker work of all sessions, in batches on its own threads;
+- `outcomes.py`: what a POST's outcome does (delivered, retried, dead-lettered, disabled).
+The frame rules are in delivery/frame_rules.py and delivery/attempts.py (pull uses them too);
+the retry rule in delivery/retry.py; the recording of outcomes in delivery/settle.py.
+"""

@@ -1,0 +1,142 @@
+"""The database and broker work of every push session of a process, done in batches on its own threads.
+
+Django's ORM is synchronous and a push session lives on an event loop, so sessions hand their
+database work to the bookkeeper and await the result. Whatever sessions hand over while a batch
+runs is done together in the next one: under load, one SELECT judges the frames of many
+sessions (delivery/attempts.py) and one transaction records the outcomes of many POSTs
+(outcomes.py), whatever the number of subscriptions. Broker sends made on the way (retry
+copies, rechecks) and the acks that follow a recorded outcome happen on these threads too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from django.db import close_old_connections
+
+from delivery.attempts import Arrival, Attempt, start_attempts
+from delivery.broker import Broker
+from delivery.push.outcomes import record_outcomes
+from delivery.transports import PushResult
+
+log = logging.getLogger("delivery.push")
+T = TypeVar("T")
+
+START, SETTLE, CALL = "start", "settle", "call"
+BATCH_LIMIT = 500  # frames or outcomes in one batch
+
+
+@dataclass
+class _Job:
+    kind: str
+    items: list[Any]
+    future: asyncio.Future[Any]
+    call: Callable[[], Any] | None = None
+
+
+class Bookkeeper:
+    """A few threads that take the sessions' database work off the event loop and batch it."""
+
+    def __init__(self, broker: Broker, threads: int = 2) -> None:
+        self.broker = broker
+        self._jobs: deque[_Job] = deque()
+        self._ready = threading.Condition()
+        self._closed = False
+        self._threads = [threading.Thread(target=self._work, name=f"push-bookkeeper-{n}", daemon=True)
+                         for n in range(threads)]
+        for thread in self._threads:
+            thread.start()
+
+    async def start_attempts(self, arrivals: list[Arrival]) -> list[Attempt | None]:
+        """Judge frames (with other sessions' frames waiting too); the attempts to make, in order."""
+        return await self._submit(START, arrivals)
+
+    async def record(self, finished: list[tuple[Attempt, PushResult]]) -> None:
+        """Record finished POSTs (with other sessions' outcomes waiting too) and ack their frames."""
+        await self._submit(SETTLE, finished)
+
+    async def call(self, function: Callable[..., T], *args: Any) -> T:
+        """Run one database call on a bookkeeper thread."""
+        return await self._submit(CALL, [], lambda: function(*args))
+
+    def close(self) -> None:
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
+
+    def _submit(self, kind: str, items: list[Any], call: Callable[[], Any] | None = None) -> asyncio.Future[Any]:
+        future = asyncio.get_running_loop().create_future()
+        with self._ready:
+            self._jobs.append(_Job(kind, items, future, call))
+            self._ready.notify()
+        return future
+
+    def _work(self) -> None:
+        while True:
+            with self._ready:
+                self._ready.wait_for(lambda: self._jobs or self._closed)
+                if not self._jobs:
+                    return
+                batch = self._take()
+            close_old_connections()
+            try:
+                results = self._run(batch)
+            except Exception as error:  # noqa: BLE001 - handed to every waiting session
+                log.exception("push bookkeeping: a %s batch of %d jobs failed", batch[0].kind, len(batch))
+                for job in batch:
+                    _resolve(job.future, error=error)
+                continue
+            for job, result in zip(batch, results, strict=True):
+                _resolve(job.future, result=result)
+
+    def _take(self) -> list[_Job]:
+        """Take the first job and every other waiting job of its kind (a call runs alone)."""
+        first = self._jobs.popleft()
+        batch = [first]
+        if first.kind == CALL:
+            return batch
+        size = len(first.items)
+        for job in list(self._jobs):
+            if job.kind == first.kind and size + len(job.items) <= BATCH_LIMIT:
+                self._jobs.remove(job)
+                batch.append(job)
+                size += len(job.items)
+        return batch
+
+    def _run(self, batch: list[_Job]) -> list[Any]:
+        kind = batch[0].kind
+        if kind == CALL:
+            assert batch[0].call is not None
+            return [batch[0].call()]
+        items = [item for job in batch for item in job.items]
+        if kind == START:
+            results = start_attempts(self.broker, items)
+            split, offset = [], 0
+            for job in batch:
+                split.append(results[offset:offset + len(job.items)])
+                offset += len(job.items)
+            return split
+        record_outcomes(self.broker, items)
+        return [None] * len(batch)
+
+
+def _resolve(future: asyncio.Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:
+    """Complete a session's future from this thread, on its event loop."""
+    def complete() -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    try:
+        future.get_loop().call_soon_threadsafe(complete)
+    except RuntimeError:
+        log.debug("the event loop closed before a bookkeeping result could be handed back")

@@ -1,0 +1,155 @@
+"""One event loop per worker process runs every push session the process was given.
+
+The Celery task `deliver_push` hands a subscription to its process's engine and returns at
+once: a session costs an asyncio task and a broker consumer, not a worker thread, so a
+worker runs as many sessions as there are subscriptions with work, and a slow receiver holds
+only its own session's POSTs. Every second the engine renews the claims of all its sessions
+and rereads their subscriptions in one round trip (claims.py), and tells idle sessions whether
+a retry is due soon. `stop` (the worker's shutdown) lets every session finish its POSTs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+import uuid
+from concurrent.futures import Future
+
+from django.conf import settings
+
+from delivery.broker.shared import shared_broker
+from delivery.push import claims
+from delivery.push.bookkeeper import Bookkeeper
+from delivery.push.session import PushSession
+from delivery.transports import PushTransport
+
+log = logging.getLogger("delivery.push")
+
+REFRESH_S = 1.0  # how often claims are renewed and subscriptions reread
+STOP_GRACE_S = 5.0  # beyond the longest timeout_ms, for sessions to finish when the worker stops
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """uvloop's loop when it is installed (faster sockets), else asyncio's."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.new_event_loop()
+    return uvloop.new_event_loop()
+
+
+class PushEngine:
+    """This process's event loop thread and the push sessions on it."""
+
+    def __init__(self) -> None:
+        self.token = uuid.uuid4().hex  # the claim of every session this engine runs
+        self.broker = shared_broker()
+        self.bookkeeper = Bookkeeper(self.broker)
+        self.transport = PushTransport()
+        self.session_budget_s = float(settings.DOVECOTE_PUSH_SESSION_SECONDS)
+        self.sessions: dict[int, PushSession] = {}
+        self.stopping = False
+        self.loop = new_event_loop()
+        self._thread = threading.Thread(target=self._run, name="push-engine", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.create_task(self._refresh_forever())
+        self.loop.run_forever()
+
+    # -- from other threads ----------------------------------------------------------------------
+
+    def start_session(self, subscription_id: int, token: str) -> None:
+        """Run a session for the subscription claimed with `token` (returns at once)."""
+        self.loop.call_soon_threadsafe(self._start, subscription_id, token)
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop taking frames, let the POSTs under way finish, end every session; wait for it."""
+        future: Future[None] = asyncio.run_coroutine_threadsafe(self._stop(), self.loop)
+        try:
+            future.result(timeout)
+        except TimeoutError:
+            log.warning("push engine: sessions still running after %s s; their frames come back", timeout)
+        self.bookkeeper.close()
+
+    def running(self) -> list[int]:
+        """The subscriptions this engine has a session for (a snapshot)."""
+        return list(self.sessions)
+
+    # -- on the event loop ------------------------------------------------------------------------
+
+    def _start(self, subscription_id: int, token: str) -> None:
+        if self.stopping:
+            return
+        if (running := self.sessions.get(subscription_id)) is not None and running.accepting:
+            # This engine already runs it (a claim that lapsed while the loop was busy): keep that session.
+            self.loop.create_task(self.bookkeeper.call(claims.adopt, subscription_id, token, self.token))
+            return
+        session = PushSession(self, subscription_id, token)
+        self.sessions[subscription_id] = session
+        task = self.loop.create_task(session.run())
+        task.add_done_callback(lambda done: self._ended(subscription_id, session, done))
+
+    def _ended(self, subscription_id: int, session: PushSession, task: asyncio.Task[None]) -> None:
+        if self.sessions.get(subscription_id) is session:
+            del self.sessions[subscription_id]
+        if not task.cancelled() and (error := task.exception()) is not None:
+            log.error("push session for subscription %s failed", subscription_id, exc_info=error)
+
+    async def _refresh_forever(self) -> None:
+        while True:
+            await asyncio.sleep(REFRESH_S)
+            if not self.sessions:
+                continue
+            try:
+                await self._refresh()
+            except Exception:  # noqa: BLE001 - the loop must go on; claims lapse if this keeps failing
+                log.exception("push engine: could not renew its claims")
+
+    async def _refresh(self) -> None:
+        owned = await self.bookkeeper.call(claims.renew, self.token)
+        for subscription_id, session in list(self.sessions.items()):
+            if session.subscription is not None:  # adopted: from now on its claim is the engine's
+                session.refreshed(owned.get(subscription_id))
+        idle = [s.subscription_id for s in self.sessions.values() if s.accepting and s.is_idle()]
+        if idle:
+            due = await self.bookkeeper.call(claims.retries_due_soon, idle)
+            for subscription_id in idle:
+                if (session := self.sessions.get(subscription_id)) is not None:
+                    session.retry_due_soon = subscription_id in due
+
+    async def _stop(self) -> None:
+        self.stopping = True
+        sessions = list(self.sessions.values())
+        for session in sessions:
+            session.stop()
+        longest = max((s.subscription.timeout_ms for s in sessions if s.subscription), default=0) / 1000
+        deadline = time.monotonic() + longest + STOP_GRACE_S
+        while self.sessions and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        await self.transport.close()
+
+
+_engine: PushEngine | None = None
+_engine_lock = threading.Lock()
+
+
+def engine() -> PushEngine:
+    """This process's engine, started on first use."""
+    global _engine
+    with _engine_lock:
+        if _engine is None or _engine.stopping:
+            _engine = PushEngine()
+        return _engine
+
+
+def stop_engine(timeout: float | None = None) -> None:
+    """Stop this process's engine, if it runs (the worker is shutting down)."""
+    global _engine
+    with _engine_lock:
+        running, _engine = _engine, None
+    if running is not None:
+        running.stop(timeout)

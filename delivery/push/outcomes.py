@@ -1,0 +1,57 @@
+"""What the outcome of a POST does: delivered, retried, dead-lettered, the subscription disabled.
+
+Called by the bookkeeper with the POSTs that finished together, from any number of sessions:
+the successes are recorded in one transaction, the failures per subscription (their retry
+copies sent together); each frame is acked only after its outcome is recorded (settle.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from django.utils import timezone
+
+from delivery import settle
+from delivery.attempts import Attempt
+from delivery.broker import Broker, BrokerError
+from delivery.transports import PushResult
+
+log = logging.getLogger("delivery.push")
+
+
+def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> None:
+    """Record finished POSTs and ack their frames; a frame whose outcome could not be recorded stays unacked."""
+    successes = [(attempt, result) for attempt, result in finished if result.ok]
+    if successes:
+        settle.record_successes([settle.Success(a.delivery, a.attempt, a.started_at, r) for a, r in successes])
+        for attempt, _ in successes:
+            _ack(attempt)
+    failures: dict[int, list[tuple[Attempt, PushResult]]] = defaultdict(list)
+    for attempt, result in finished:
+        if not result.ok:
+            failures[attempt.arrival.subscription.pk].append((attempt, result))
+    for group in failures.values():
+        record_failures(broker, group)
+
+
+def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> None:
+    """Settle one subscription's failed POSTs (CONTRACT: retry, dead-letter, 410 disables), ack their frames."""
+    subscription = finished[0][0].arrival.subscription
+    subscription.record_error(finished[-1][1].error)
+    if any(result.gone for _, result in finished):
+        subscription.disable(f"{subscription.push_url} answered 410 Gone at "
+                             f"{timezone.now().isoformat(timespec='seconds')}")
+    statuses = settle.settle_failures(
+        broker, [settle.Failure(a.delivery, a.frame.body, a.attempt, a.started_at, r) for a, r in finished],
+        subscription.retry_policy)
+    for (attempt, _), status in zip(finished, statuses, strict=True):
+        if status is not None:  # else its copy was not confirmed: the original must come back
+            _ack(attempt)
+
+
+def _ack(attempt: Attempt) -> None:
+    try:
+        attempt.arrival.consumer.ack(attempt.frame)
+    except BrokerError:
+        log.debug("ack not sent; the frame comes back and is judged a stale copy")

@@ -1,0 +1,169 @@
+"""One subscription's push session: its queue's frames, at most `max_in_flight` POSTs at once.
+
+A session lives on its worker's event loop (engine.py). Its consumer listens on the
+subscription's destination with a prefetch of `max_in_flight`; frames land in an inbox, and
+whenever POSTs are below `max_in_flight` the session takes what the inbox holds, has the
+bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
+recorded by the bookkeeper, which acks the frame; only then does its slot free up.
+
+A session stops taking frames when the subscription is paused, disabled or deleted, when its
+claim is lost, when the worker stops, or when its budget (DOVECOTE_PUSH_SESSION_SECONDS) is
+spent; it then finishes the POSTs under way and ends, and frames it did not take go back to
+the queue. A session with nothing to do for IDLE_EXIT_S, and no retry due soon, ends too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from typing import TYPE_CHECKING
+
+from delivery.attempts import Arrival, Attempt
+from delivery.broker import BrokerError, Consumer, ReceivedMessage
+from delivery.push import claims
+from delivery.transports import PushRequest, PushResult
+from subscriptions.models import Subscription
+
+if TYPE_CHECKING:
+    from delivery.push.engine import PushEngine
+
+log = logging.getLogger("delivery.push")
+
+IDLE_EXIT_S = 30.0  # a warm session waits this long for the next message before it ends
+WAKE_EVERY_S = 1.0  # at least this often a session looks at its state
+
+
+class PushSession:
+    """Deliver one subscription's queue until told to stop, idle, or out of budget."""
+
+    def __init__(self, engine: PushEngine, subscription_id: int, token: str) -> None:
+        self.engine = engine
+        self.subscription_id = subscription_id
+        self.token = token
+        self.subscription: Subscription | None = None
+        self.inbox: deque[ReceivedMessage] = deque()
+        self.in_flight = 0  # frames taken and not yet settled: judged, POSTing, or being recorded
+        self.accepting = True
+        self.hand_over = False  # when the session ends: start a new one if work is due
+        self.retry_due_soon = False  # set by the engine for idle sessions
+        self.started = time.monotonic()
+        self.last_activity = self.started
+        self.settled = 0
+        self._wakeup = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- what the engine tells a session ----------------------------------------------------------
+
+    def refreshed(self, subscription: Subscription | None) -> None:
+        """Take the subscription as it is now (None: deleted, or the claim was lost)."""
+        if subscription is None or not subscription.is_active:
+            self.stop()
+        else:
+            self.subscription = subscription
+        self._wakeup.set()
+
+    def stop(self, *, hand_over: bool = False) -> None:
+        """Take no more frames: finish the POSTs under way, then end."""
+        self.accepting = False
+        self.hand_over = self.hand_over or hand_over
+        self._wakeup.set()
+
+    def is_idle(self) -> bool:
+        return not self.inbox and self.in_flight == 0 and time.monotonic() - self.last_activity > IDLE_EXIT_S
+
+    # -- the session ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        engine = self.engine
+        self.subscription = await engine.bookkeeper.call(claims.adopt, self.subscription_id, self.token,
+                                                         engine.token)
+        if self.subscription is None:
+            return  # another session took over meanwhile
+        loop = asyncio.get_running_loop()
+        consumer = engine.broker.consumer(self.subscription.destination, prefetch=self.subscription.max_in_flight,
+                                          on_message=lambda frame: loop.call_soon_threadsafe(self._arrived, frame))
+        try:
+            await self._loop(consumer)
+        finally:
+            consumer.close()
+            await engine.bookkeeper.call(claims.release, self.subscription_id, engine.token, hand_over=self.hand_over)
+        log.debug("push session for subscription %s ended after %d deliveries", self.subscription_id, self.settled)
+
+    def _arrived(self, frame: ReceivedMessage) -> None:
+        self.inbox.append(frame)
+        self.last_activity = time.monotonic()
+        self._wakeup.set()
+
+    async def _loop(self, consumer: Consumer) -> None:
+        budget_s = self.engine.session_budget_s
+        while True:
+            assert self.subscription is not None
+            if self.accepting and not self.subscription.is_active:  # e.g. disabled by a 410 just now
+                self.stop()
+            if self.accepting and time.monotonic() - self.started > budget_s:
+                self.stop(hand_over=True)
+            width = self.subscription.max_in_flight
+            if self.accepting and self.inbox and self.in_flight < width:
+                frames = [self.inbox.popleft() for _ in range(min(width - self.in_flight, len(self.inbox)))]
+                self.in_flight += len(frames)
+                self._spawn(self._attempt(consumer, frames))
+                continue
+            if not self.accepting and self.in_flight == 0:
+                return
+            if self.accepting and self.is_idle() and not self.retry_due_soon:
+                return
+            self._wakeup.clear()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), WAKE_EVERY_S)
+            except TimeoutError:
+                pass
+
+    def _spawn(self, coroutine: object) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)  # type: ignore[arg-type]
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _attempt(self, consumer: Consumer, frames: list[ReceivedMessage]) -> None:
+        """Judge frames that arrived together, then POST the attempts they start."""
+        assert self.subscription is not None
+        subscription = self.subscription
+        try:
+            results = await self.engine.bookkeeper.start_attempts(
+                [Arrival(subscription, consumer, frame) for frame in frames])
+        except Exception:  # noqa: BLE001 - the database or broker is failing: end, and let the frames come back
+            log.exception("push session for subscription %s could not judge %d frames", self.subscription_id,
+                          len(frames))
+            self.stop(hand_over=True)
+            self._settled(len(frames))
+            return
+        started = [result for result in results if result is not None]
+        self._settled(len(frames) - len(started))
+        await asyncio.gather(*(self._post(attempt) for attempt in started))
+
+    async def _post(self, attempt: Attempt) -> None:
+        subscription = attempt.arrival.subscription
+        message = attempt.delivery.message
+        request = PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
+                              correlation_id=message.correlation_id, attempt=attempt.attempt,
+                              signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms)
+        result: PushResult = await self.engine.transport.post(request)
+        try:
+            await self.engine.bookkeeper.record([(attempt, result)])
+        except (BrokerError, Exception):  # noqa: BLE001 - unrecorded: the frame stays unacked and comes back
+            log.exception("push session for subscription %s could not record an outcome", self.subscription_id)
+            self.stop(hand_over=True)
+        finally:
+            self._settled(1)
+
+    def _settled(self, count: int) -> None:
+        self.in_flight -= count
+        self.settled += count
+        self.last_activity = time.monotonic()
+        self._wakeup.set()
+
+    async def drain(self) -> None:
+        """Wait for the POSTs under way to finish (the engine's stop)."""
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
