@@ -32,4 +32,5 @@ RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --no-inp
 
 USER dovecote
 EXPOSE 8000
-CMD ["gunicorn", "dovecote.wsgi", "--bind=0.0.0.0:8000", "--workers=2", "--threads=4", "--access-logfile=-"]
+ENV HOST=0.0.0.0 PORT=8000
+CMD ["bin/web"]

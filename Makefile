@@ -80,6 +80,7 @@ test: venv services
 
 # bench: the benchmark table (real services, a scratch database); QUICK=1 for a small run.
 bench: venv services
+	@scripts/test-tools.sh
 	@$(LOAD_SERVICES_ENV); $(PY) -m bench.run $(if $(QUICK),--quick) $(BENCH_ARGS)
 
 # screenshots: the browser tests with SCREENSHOTS=1 write each page to docs/screenshots/ (1280×800).

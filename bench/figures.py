@@ -1,16 +1,18 @@
-"""Each benchmark figure, and its reference measured the same way on the same machine."""
+"""Each benchmark figure, and its reference measured the same way on the same machine in the same run."""
 
 from __future__ import annotations
 
-import asyncio
+import json
+import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -18,7 +20,8 @@ from urllib.parse import urlsplit
 import httpx
 import stomp
 
-from bench.receiver import FastReceiver
+from bench.receiver import ReceiverClient
+from bench.stack import ROOT, Process, rss_kib
 
 
 @dataclass
@@ -26,14 +29,16 @@ class Context:
     base_url: str  # the web server
     stomp_url: str
     admin_key: str
-    receiver: FastReceiver
+    receiver: ReceiverClient
     quick: bool
+    processes: dict[str, Process] = field(default_factory=dict)
     restart_worker: Callable[[], None] = field(default=lambda: None)
     stop_worker: Callable[[], None] = field(default=lambda: None)
 
 
 # 1 KB messages: 200 of them stay under the default 256 KiB body limit.
 BATCH = 200
+PAD = "x" * 900
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -41,18 +46,26 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
 
 
+def summary(values: list[float]) -> tuple[float, float, float]:
+    return statistics.median(values), min(values), max(values)
+
+
 def headers(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
 
 def event(i: int) -> dict:
-    return {"event_type": "bench.event", "event_version": "1", "payload": {"n": i, "pad": "x" * 900}}
+    return {"event_type": "bench.event", "event_version": "1", "payload": {"n": i, "pad": PAD}}
+
+
+def api(ctx: Context) -> httpx.Client:
+    return httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=60)
 
 
 # ---- setup through the API itself ------------------------------------------------------------
 
 def make_room(ctx: Context, **settings: object) -> int:
-    with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=30) as client:
+    with api(ctx) as client:
         room = client.post("/api/v1/rooms/", json={"name": f"bench-{uuid.uuid4().hex[:8]}", **settings})
         room.raise_for_status()
         room_id = room.json()["id"]
@@ -62,7 +75,7 @@ def make_room(ctx: Context, **settings: object) -> int:
 
 
 def make_subscription(ctx: Context, room_id: int, **fields: object) -> int:
-    with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=30) as client:
+    with api(ctx) as client:
         response = client.post(f"/api/v1/rooms/{room_id}/subscriptions/",
                                json={"name": f"s-{uuid.uuid4().hex[:8]}", **fields})
         response.raise_for_status()
@@ -75,12 +88,34 @@ def count_status(room_id: int, status: str) -> int:
     return Delivery.objects.filter(message__room_id=room_id, status=status).count()
 
 
-def wait_until(condition: Callable[[], bool], timeout: float, poll: float = 0.01) -> None:
+def wait_until(condition: Callable[[], bool], timeout: float, poll: float = 0.05) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
-            raise TimeoutError("the benchmark waited too long")
+            return False
         time.sleep(poll)
+    return True
+
+
+def publish_batches(ctx: Context, room_id: int, n: int) -> None:
+    with api(ctx) as client:
+        for start in range(0, n, BATCH):
+            batch = {"messages": [event(i) for i in range(start, min(n, start + BATCH))]}
+            client.post(f"/api/v1/rooms/{room_id}/messages/batch/", json=batch).raise_for_status()
+
+
+def delete_queue(destination: str) -> None:
+    """Remove a queue and its frames: nothing consumes them, and the broker outlives the run."""
+    from delivery.broker.shared import shared_broker
+
+    shared_broker().delete_queue(destination)
+
+
+def run_tool(*args: str, timeout: float = 300) -> str:
+    done = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"{args[0]} failed:\n{done.stderr[-3000:]}")
+    return done.stdout
 
 
 # ---- publish -----------------------------------------------------------------------------------
@@ -97,197 +132,186 @@ def raw_stomp_sends(ctx: Context, n: int) -> float:
     conn = stomp.Connection12([(url.hostname, url.port)], auto_decode=False)
     conn.set_listener("bench", Listener())
     conn.connect(url.username, url.password, wait=True)
-    destination = f"/queue/bench-raw-{uuid.uuid4().hex}"
+    destination = f"bench-raw::bench-raw-{uuid.uuid4().hex}"
     body = b"x" * 1000
     started = time.monotonic()
     for i in range(n):
-        conn.send(destination, body, headers={"persistent": "true", "receipt": f"r{i}"})
+        conn.send(destination, body, headers={"persistent": "true", "receipt": f"r{i}",
+                                              "destination-type": "ANYCAST"})
     for _ in range(n):
         receipts.acquire()
     elapsed = time.monotonic() - started
     conn.disconnect()
+    delete_queue(destination)
     return n / elapsed
-
-
-def drain(room_id: int, subscription_id: int) -> None:
-    """Remove a pull subscription's queue and its frames: nothing consumes them, and the broker outlives the run."""
-    from delivery.retire import delete_queue
-
-    delete_queue(f"room-{room_id}::subscription-{subscription_id}")
 
 
 def batch_publish(ctx: Context, n: int) -> float:
     """Messages/s through the batch API until every broker receipt is in (all deliveries `queued`)."""
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="pull")
-    batches = [{"messages": [event(i) for i in range(start, min(n, start + BATCH))]} for start in range(0, n, BATCH)]
     started = time.monotonic()
-    with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=60) as client:
-        for batch in batches:
-            client.post(f"/api/v1/rooms/{room_id}/messages/batch/", json=batch).raise_for_status()
-    wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
+    publish_batches(ctx, room_id, n)
+    wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120, poll=0.01)
     rate = n / (time.monotonic() - started)
-    drain(room_id, subscription_id)
+    delete_queue(f"room-{room_id}::subscription-{subscription_id}")
     return rate
 
 
-def concurrent_requests(ctx: Context, n: int, send: Callable[[httpx.Client], None], clients: int = 8
-                        ) -> tuple[float, float, float]:
-    """Run `send` n times from `clients` threads; return requests/s, p50 ms, p99 ms."""
-    latencies: list[float] = []
-    per_client = n // clients
-
-    def work() -> None:
-        with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=30) as client:
-            for _ in range(per_client):
-                t = time.monotonic()
-                send(client)
-                latencies.append((time.monotonic() - t) * 1000)
-
-    started = time.monotonic()
-    with ThreadPoolExecutor(clients) as pool:
-        for future in [pool.submit(work) for _ in range(clients)]:
-            future.result()
-    elapsed = time.monotonic() - started
-    return len(latencies) / elapsed, percentile(latencies, 50), percentile(latencies, 99)
+def closed_loop(ctx: Context, path: str, body: dict | None, clients: int, n: int) -> tuple[float, float, float]:
+    """Requests/s and p50/p99 ms from `clients` connections of a separate load process."""
+    out = run_tool("bench.load", "closed", ctx.base_url + path, ctx.admin_key,
+                   "-" if body is None else json.dumps(body), str(clients), str(n))
+    result = json.loads(out)
+    return result["rate"], percentile(result["latencies_ms"], 50), percentile(result["latencies_ms"], 99)
 
 
-def single_publish(ctx: Context, n: int) -> tuple[float, float, float]:
+def single_publish(ctx: Context, n: int, clients: int = 16) -> tuple[float, float, float]:
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="pull")
-
-    def send(client: httpx.Client) -> None:
-        client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0)).raise_for_status()
-
-    figures = concurrent_requests(ctx, n, send)
-    wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)  # all sent, so all drained
-    drain(room_id, subscription_id)
+    figures = closed_loop(ctx, f"/api/v1/rooms/{room_id}/messages/", event(0), clients, n)
+    wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
+    delete_queue(f"room-{room_id}::subscription-{subscription_id}")
     return figures
 
 
-def empty_endpoint(ctx: Context, n: int) -> tuple[float, float, float]:
+def empty_endpoint(ctx: Context, n: int, clients: int = 16) -> tuple[float, float, float]:
     """Reference: GET /api/v1/whoami/, an endpoint that does nothing but authenticate, same server."""
-    return concurrent_requests(ctx, n, lambda client: client.get("/api/v1/whoami/").raise_for_status())
+    return closed_loop(ctx, "/api/v1/whoami/", None, clients, n)
 
 
 # ---- push ----------------------------------------------------------------------------------------
 
-def push_throughput(ctx: Context, n: int) -> float:
-    """Deliveries/s from queued to received (the worker starts once all n are queued)."""
+def push_throughput(ctx: Context, n: int) -> tuple[float, float]:
+    """Deliveries/s from queued to received, one subscription (the worker starts once all n are queued).
+
+    Also returns the worker's peak RSS in MiB during the run.
+    """
     ctx.stop_worker()
     room_id = make_room(ctx)
-    make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url, max_in_flight=64, timeout_ms=10_000)
-    ctx.receiver.reset()
-    with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=60) as client:
-        for start in range(0, n, BATCH):
-            batch = {"messages": [event(i) for i in range(start, min(n, start + BATCH))]}
-            client.post(f"/api/v1/rooms/{room_id}/messages/batch/", json=batch).raise_for_status()
+    make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url(), max_in_flight=64, timeout_ms=10_000)
+    publish_batches(ctx, room_id, n)
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
+    ctx.receiver.reset()
     ctx.restart_worker()
-    wait_until(lambda: len(ctx.receiver.arrivals) >= n, timeout=300, poll=0.05)
-    arrivals = sorted(a.at for a in ctx.receiver.arrivals)
+    wait_until(lambda: ctx.receiver.count() >= n, timeout=300, poll=0.1)
+    arrivals = sorted(a[0] for a in ctx.receiver.arrivals())
+    wait_until(lambda: count_status(room_id, "delivered") >= n, timeout=60)  # every one recorded too
+    return (n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024
+
+
+def bare_loop(ctx: Context, n: int) -> float:
+    """Reference: one process consuming the same frames from the broker, POSTing them and acking; no database."""
+    room_id = make_room(ctx)
+    subscription_id = make_subscription(ctx, room_id, type="pull")  # its queue fills, nothing else reads it
+    publish_batches(ctx, room_id, n)
+    wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
+    ctx.receiver.reset()
+    destination = f"room-{room_id}::subscription-{subscription_id}"
+    run_tool("bench.bare_loop", ctx.stomp_url, destination, str(n), ctx.receiver.url(), "64")
+    arrivals = sorted(a[0] for a in ctx.receiver.arrivals())
+    delete_queue(destination)
     return (n - 1) / (arrivals[n - 1] - arrivals[0])
 
 
-def raw_http_posts(ctx: Context, n: int, concurrency: int = 64) -> float:
-    """Reference: keep-alive HTTP/1.1 POSTs of the same size to the same receiver from one asyncio process.
-
-    Written on bare asyncio streams, the fastest a Python process sends POSTs: an HTTP client library
-    (httpx.AsyncClient measured 543/s at 1 connection, 176/s at 64) would make the reference its own speed.
-    """
-    url = urlsplit(ctx.receiver.url)
-    body = b"x" * 1100
-    request = (f"POST {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
-               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
-
-    async def connection(remaining: list[int]) -> None:
-        reader, writer = await asyncio.open_connection(url.hostname, url.port)
-        try:
-            while remaining:
-                remaining.pop()
-                writer.write(request)
-                head = await reader.readuntil(b"\r\n\r\n")
-                if not head.startswith(b"HTTP/1.1 2"):
-                    raise RuntimeError(f"the receiver answered {head[:40]!r}")
-                length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                               if line.lower().startswith(b"content-length:")), 0)
-                await reader.readexactly(length)
-        finally:
-            writer.close()
-
-    async def run() -> float:
-        remaining = list(range(n))
-        started = time.monotonic()
-        await asyncio.gather(*(connection(remaining) for _ in range(concurrency)))
-        return n / (time.monotonic() - started)
-
+def raw_http_posts(ctx: Context, seconds: int = 5, connections: int = 64) -> float:
+    """Reference: wrk, the fastest HTTP client on the machine, POSTing 1 KB bodies to the same receiver."""
+    if shutil.which("wrk") is None:
+        raise RuntimeError("wrk is not installed (make bench installs it: apt-get install wrk)")
+    script = Path(tempfile.mkdtemp()) / "post.lua"
+    script.write_text('wrk.method = "POST"\nwrk.body = string.rep("x", 1100)\n'
+                      'wrk.headers["Content-Type"] = "application/json"\n')
     ctx.receiver.reset()
-    rate = asyncio.run(run())
-    if len(ctx.receiver.arrivals) != n:
-        raise RuntimeError(f"the receiver saw {len(ctx.receiver.arrivals)} of {n} reference POSTs")
-    return rate
+    done = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{seconds}s", "-s", str(script), ctx.receiver.url()],
+                          capture_output=True, text=True, timeout=seconds + 30, check=True)
+    match = re.search(r"Requests/sec:\s+([\d.]+)", done.stdout)
+    if match is None:
+        raise RuntimeError(f"wrk printed no rate:\n{done.stdout}")
+    ctx.receiver.reset()
+    return float(match.group(1))
 
 
-def end_to_end_latency(ctx: Context, rate: float, seconds: float) -> tuple[float, float]:
-    """Publish one message at a time at `rate` per second; return p50 and p99 ms from request to receiver."""
+# ---- latency -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Latency:
+    p50_ms: float
+    p99_ms: float
+    on_time: float  # the share of publishes that left within 10 ms of their schedule
+    sent: int
+
+
+def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: float = 0.0) -> Latency:
+    """Publish one message at a time at `rate` per second, open loop; latency from the scheduled send to the receiver.
+
+    With `quiet_s`, the subscription gets one message, then nothing for `quiet_s` seconds before the run:
+    the first message after a quiet spell must not wait for a session to start.
+    """
     room_id = make_room(ctx)
-    make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url, max_in_flight=64)
+    make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url(), max_in_flight=64)
+    if quiet_s:
+        with api(ctx) as client:
+            client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0)).raise_for_status()
+        time.sleep(quiet_s)
     ctx.receiver.reset()
-    sent: dict[str, float] = {}
-    total = int(rate * seconds)
-    started = time.monotonic()
-
-    def publish(i: int, client: httpx.Client) -> None:
-        time.sleep(max(0.0, started + i / rate - time.monotonic()))
-        t = time.monotonic()
-        reply = client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(i))
-        sent[reply.json()["message_id"]] = t
-
-    clients = [httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=30) for _ in range(16)]
-    with ThreadPoolExecutor(16) as pool:
-        for future in [pool.submit(publish, i, clients[i % 16]) for i in range(total)]:
-            future.result()
-    for client in clients:
-        client.close()
-    try:
-        wait_until(lambda: len(ctx.receiver.arrivals) >= total, timeout=60, poll=0.05)
-    except TimeoutError:
-        pass  # what has not arrived after a minute counts as a minute late
-    arrived = {a.webhook_id: a.at for a in ctx.receiver.arrivals if a.webhook_id in sent and a.attempt == 1}
-    deadline = time.monotonic()
-    latencies = [(arrived.get(message_id, deadline) - t) * 1000 for message_id, t in sent.items()]
-    return percentile(latencies, 50), percentile(latencies, 99)
+    out = run_tool("bench.load", "open", f"{ctx.base_url}/api/v1/rooms/{room_id}/messages/", ctx.admin_key,
+                   json.dumps(event(1)), str(rate), str(seconds))
+    sends = json.loads(out)
+    message_ids = {s[2] for s in sends if s[2]}
+    wait_until(lambda: len({a[2] for a in ctx.receiver.arrivals() if a[2] in message_ids}) >= len(message_ids),
+               timeout=60, poll=0.2)
+    arrived = {a[2]: a[0] for a in ctx.receiver.arrivals() if a[3] == 1}
+    end = time.monotonic()
+    # A publish that failed or never arrived counts as arriving now: late, not missing.
+    latencies = [(arrived.get(s[2], end) - s[0]) * 1000 for s in sends]
+    on_time = sum(1 for s in sends if s[1] - s[0] <= 0.010) / len(sends)
+    return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends))
 
 
-def redelivery_timing_error(ctx: Context, n: int, delay_ms: int = 1000, rate: int = 50) -> tuple[float, float]:
-    """Fail every first attempt; return p50 and p99 of (observed gap − scheduled EBR delay) in ms.
+def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float, seconds: float) -> tuple[float, float, int]:
+    """Many push subscriptions sharing the traffic, some with receivers that answer after 2 s.
 
-    The messages come at `rate` per second, below push capacity, so the figure is the timing of the
-    retries (the broker's scheduled delivery, then the session's hold), not a queue's backlog.
+    Rooms of 10 subscriptions each, one in ten of them slow; events go to a random room at `rate`.
+    Returns the fast subscriptions' end-to-end p50 and p99 ms, and their delivery count.
     """
+    per_room = 10
+    rooms = []
+    slow_every = round(1 / slow_share)
+    for r in range(subscriptions // per_room):
+        room_id = make_room(ctx)
+        for s in range(per_room):
+            slow = (r * per_room + s) % slow_every == 0
+            make_subscription(ctx, room_id, type="push", max_in_flight=16,
+                              push_url=ctx.receiver.url("/slow/2000" if slow else "/hook"))
+        rooms.append(room_id)
+    ctx.receiver.reset()
+    paths = ",".join(f"{ctx.base_url}/api/v1/rooms/{room_id}/messages/" for room_id in rooms)
+    out = run_tool("bench.load", "open", paths, ctx.admin_key, json.dumps(event(2)), str(rate), str(seconds))
+    sends = json.loads(out)
+    sent_at = {s[2]: s[0] for s in sends if s[2]}
+    expected = len(sent_at) * (per_room - per_room // slow_every)
+    wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook") >= expected, timeout=60, poll=0.5)
+    fast = [(a[0] - sent_at[a[2]]) * 1000 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at]
+    return percentile(fast, 50), percentile(fast, 99), len(fast)
+
+
+def redelivery_timing_error(ctx: Context, n: int, rate: int, delay_ms: int = 1000) -> tuple[float, float]:
+    """Fail every first attempt; return p50 and p99 of (gap between the attempts − EBR delay) in ms."""
     room_id = make_room(ctx, delivery_delay_ms=delay_ms, delivery_delay_multiplier=1.0, delivery_attempts=1)
-    make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url, max_in_flight=64)
-    ctx.receiver.reset(lambda webhook_id, attempt: 500 if attempt == 1 else 204)
+    make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url("/fail-first"), max_in_flight=64)
+    ctx.receiver.reset()
     size = max(1, rate // 10)
     started = time.monotonic()
-    with httpx.Client(base_url=ctx.base_url, headers=headers(ctx.admin_key), timeout=60) as client:
+    with api(ctx) as client:
         for i, start in enumerate(range(0, n, size)):  # a batch every 0.1 s, as retries spread in production
             time.sleep(max(0.0, started + i * 0.1 - time.monotonic()))
             batch = {"messages": [event(j) for j in range(start, min(n, start + size))]}
             client.post(f"/api/v1/rooms/{room_id}/messages/batch/", json=batch).raise_for_status()
-    try:
-        wait_until(lambda: sum(a.attempt == 2 for a in ctx.receiver.arrivals) >= n, timeout=120, poll=0.05)
-    except TimeoutError:
-        pass  # report on the retries that came; a missing one shows as a low count in the log
-    first = {a.webhook_id: a.at for a in ctx.receiver.arrivals if a.attempt == 1}
-    errors = [(a.at - first[a.webhook_id]) * 1000 - delay_ms for a in ctx.receiver.arrivals
-              if a.attempt == 2 and a.webhook_id in first]
-    ctx.receiver.reset()
+    wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[3] == 2) >= n, timeout=120, poll=0.2)
+    arrivals = ctx.receiver.arrivals()
+    first = {a[2]: a[0] for a in arrivals if a[3] == 1}
+    errors = [(a[0] - first[a[2]]) * 1000 - delay_ms for a in arrivals if a[3] == 2 and a[2] in first]
     return percentile(errors, 50), percentile(errors, 99)
-
-
-def summary(values: list[float]) -> tuple[float, float, float]:
-    return statistics.median(values), min(values), max(values)
 
 
 # ---- reports -------------------------------------------------------------------------------------
@@ -303,7 +327,7 @@ def report_database(env: dict[str, str], messages: int) -> tuple[dict[str, str],
     """Fill a scratch database with `messages` of generated history; return its environment and attempt rows."""
     import psycopg
 
-    from bench.stack import ROOT, recreate_database
+    from bench.stack import recreate_database
 
     env = recreate_database(env, "dovecote_bench_reports")
     subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", str(messages), "--days", "7",
@@ -315,8 +339,6 @@ def report_database(env: dict[str, str], messages: int) -> tuple[dict[str, str],
 
 def report_run(env: dict[str, str], log_dir: Path) -> ReportTimes:
     """One full Spark run of the report jobs, then the same aggregates in PostgreSQL alone."""
-    from bench.stack import ROOT, Process
-
     started = time.monotonic()
     spark = Process("run_reports", [sys.executable, "manage.py", "run_reports", "--full"], env, log_dir)
     if spark.popen.wait() != 0:
@@ -327,3 +349,7 @@ def report_run(env: dict[str, str], log_dir: Path) -> ReportTimes:
     subprocess.run(["psql", env["DATABASE_URL"], "-q", "-v", "ON_ERROR_STOP=1", "-f", "docs/analytics-postgres.sql"],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
     return ReportTimes(spark_s, spark.peak_rss_kib / 1024, time.monotonic() - started)
+
+
+def worker_rss_mib(ctx: Context) -> float:
+    return rss_kib(ctx.processes["worker"].popen.pid) / 1024

@@ -1,71 +1,125 @@
-"""A fast asyncio webhook receiver for benchmarks: keep-alive HTTP/1.1, records every arrival."""
+"""The benchmark's webhook receiver: its own process, uvloop, keep-alive HTTP/1.1, every arrival recorded.
+
+Run as `python -m bench.receiver PORT`; the bench talks to it through `ReceiverClient`. What a
+POST gets depends on its path:
+  /hook            204 at once
+  /slow/<ms>       204 after <ms> milliseconds
+  /fail-first      500 on the first attempt (X-Delivery-Attempt: 1), 204 on later ones
+Control (not recorded): GET /_arrivals?from=N returns the arrivals from index N as JSON
+[[monotonic time, path, webhook-id, attempt], …], GET /_count how many there are; POST /_reset
+forgets them. CLOCK_MONOTONIC is
+one clock for every process of the machine, so arrival times compare with the bench's own.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import json
+import socket
+import subprocess
+import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+Arrival = tuple[float, str, str, int]  # monotonic time, path, webhook id, attempt
 
 
-@dataclass(frozen=True)
-class Arrival:
-    at: float  # time.monotonic() in this process
-    webhook_id: str
-    attempt: int
-
-
-Answer = Callable[[str, int], int]  # (webhook id, attempt) -> status code
-
-
-class FastReceiver:
-    """Answer every POST at once (204, or what `answer` says) from an event loop in a thread."""
-
-    def __init__(self, answer: Answer | None = None) -> None:
-        self.answer = answer or (lambda webhook_id, attempt: 204)
+class Receiver:
+    def __init__(self) -> None:
         self.arrivals: list[Arrival] = []
-        self._loop = asyncio.new_event_loop()
-        ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
-        self._thread.start()
-        ready.wait()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
-
-    def reset(self, answer: Answer | None = None) -> None:
-        self.answer = answer or (lambda webhook_id, attempt: 204)
-        self.arrivals = []
-
-    def close(self) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-
-    def _run(self, ready: threading.Event) -> None:
-        asyncio.set_event_loop(self._loop)
-        server = self._loop.run_until_complete(asyncio.start_server(self._serve, "127.0.0.1", 0, backlog=1024))
-        self.port = server.sockets[0].getsockname()[1]
-        ready.set()
-        self._loop.run_forever()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                headers = parse_headers(head)
-                await reader.readexactly(int(headers.get("content-length", "0")))
-                webhook_id, attempt = headers.get("webhook-id", ""), int(headers.get("x-delivery-attempt", "0"))
-                self.arrivals.append(Arrival(time.monotonic(), webhook_id, attempt))
-                status = self.answer(webhook_id, attempt)
-                writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n".encode())
-                await writer.drain()
+                at = time.monotonic()
+                request_line, headers = parse_head(head)
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                method, path = request_line.split(" ")[:2]
+                status, reply = await self.answer(method, path, headers, body, at)
+                writer.write(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\n\r\n%s" % (status, len(reply), reply))
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
 
+    async def answer(self, method: str, path: str, headers: dict[str, str], body: bytes,
+                     at: float) -> tuple[int, bytes]:
+        if path.startswith("/_arrivals"):
+            start = int(path.partition("from=")[2] or 0)
+            return 200, json.dumps(self.arrivals[start:]).encode()
+        if path == "/_count":
+            return 200, str(len(self.arrivals)).encode()
+        if path == "/_reset":
+            self.arrivals = []
+            return 204, b""
+        attempt = int(headers.get("x-delivery-attempt", "0") or 0)
+        self.arrivals.append((at, path, headers.get("webhook-id", ""), attempt))
+        if path.startswith("/slow/"):
+            await asyncio.sleep(int(path.rsplit("/", 1)[1]) / 1000)
+        if path == "/fail-first" and attempt == 1:
+            return 500, b"first attempts fail here"
+        return 204, b""
 
-def parse_headers(head: bytes) -> dict[str, str]:
-    lines = head.decode("latin-1").split("\r\n")[1:]
-    return {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines) if name}
+
+def parse_head(head: bytes) -> tuple[str, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {name.strip().lower(): value.strip() for name, _, value in (line.partition(":") for line in lines[1:])
+               if name}
+    return lines[0], headers
+
+
+async def main(port: int) -> None:
+    receiver = Receiver()
+    server = await asyncio.start_server(receiver.serve, "127.0.0.1", port, backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+
+class ReceiverClient:
+    """The bench's handle on a receiver process."""
+
+    def __init__(self) -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.process = subprocess.Popen([sys.executable, "-m", "bench.receiver", str(self.port)], cwd=ROOT)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                self.reset()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("the bench receiver did not start")
+
+    def url(self, path: str = "/hook") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def arrivals(self) -> list[Arrival]:
+        with urllib.request.urlopen(self.url("/_arrivals?from=0"), timeout=30) as reply:  # noqa: S310 - loopback
+            return [tuple(a) for a in json.loads(reply.read())]  # type: ignore[misc]
+
+    def count(self) -> int:
+        with urllib.request.urlopen(self.url("/_count"), timeout=30) as reply:  # noqa: S310 - loopback
+            return int(reply.read())
+
+    def reset(self) -> None:
+        request = urllib.request.Request(self.url("/_reset"), method="POST", data=b"")
+        urllib.request.urlopen(request, timeout=10).close()  # noqa: S310 - loopback
+
+    def close(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+if __name__ == "__main__":
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main(int(sys.argv[1])))
+    else:
+        uvloop.run(main(int(sys.argv[1])))

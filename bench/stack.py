@@ -105,10 +105,24 @@ def recreate_database(env: dict[str, str], name: str) -> dict[str, str]:
     return env
 
 
+def procfile() -> dict[str, str]:
+    """The process types of the Procfile and their commands: the stack `make run` starts."""
+    entries = {}
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        name, sep, command = line.partition(":")
+        if sep and name.strip() and not name.startswith("#"):
+            entries[name.strip()] = command.strip()
+    return entries
+
+
+def start(name: str, env: dict[str, str], log_dir: Path, label: str | None = None) -> Process:
+    """Start a Procfile process type as `make run` does (its command under bash, in the repository)."""
+    return Process(label or name, ["bash", "-c", procfile()[name]], env, log_dir)
+
+
 def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
     port = free_port()
-    web = Process("web", [sys.executable, "-m", "gunicorn", "dovecote.wsgi", "--bind", f"127.0.0.1:{port}",
-                          "--workers", "2", "--threads", "8", "--keep-alive", "30"], env, log_dir)
+    web = start("web", {**env, "HOST": "127.0.0.1", "PORT": str(port)}, log_dir)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -121,12 +135,16 @@ def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
 
 
 def start_worker(env: dict[str, str], log_dir: Path, name: str = "worker") -> Process:
-    worker = Process(name, [sys.executable, "-m", "celery", "-A", "dovecote", "worker", "--pool", "threads",
-                            "--concurrency", "32", "-l", "INFO", "--without-gossip", "--without-mingle",
-                            "-n", f"{name}@%h"], env, log_dir)
+    worker = start("worker", env, log_dir, label=name)
     worker.wait_for_log("ready.")
     return worker
 
 
 def start_beat(env: dict[str, str], log_dir: Path) -> Process:
-    return Process("beat", [sys.executable, "-m", "celery", "-A", "dovecote", "beat", "-l", "INFO"], env, log_dir)
+    return start("beat", env, log_dir)
+
+
+def reconnects(*processes: Process) -> int:
+    """How many times these processes lost their STOMP connection (their logs say so)."""
+    return sum(process.log_path.read_text(errors="replace").count("lost the connection to the STOMP broker")
+               for process in processes)

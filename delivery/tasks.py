@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from delivery import expiry, outbox, pull, retire
+from delivery.broker import QueueInUse
 from delivery.push import claims
 from delivery.push.engine import engine
 
@@ -33,9 +34,10 @@ def expire_overdue() -> int:
     return expiry.expire_overdue()
 
 
-@shared_task(ignore_result=True)
+@shared_task(ignore_result=True, autoretry_for=(QueueInUse,), retry_backoff=1, retry_backoff_max=10,
+             max_retries=30)
 def delete_queue(destination: str) -> bool:
-    """Remove the broker queue of a deleted subscription, with what is left on it."""
+    """Remove the broker queue of a deleted subscription, with what is left on it, once its consumers are gone."""
     return retire.delete_queue(destination)
 
 

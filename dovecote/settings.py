@@ -127,8 +127,10 @@ CELERY_BEAT_SCHEDULE = {
 DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
 # Embedded demo mode (`make demo`): serves the built-in flaky webhook receiver at /demo/receiver/.
 DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
-# How long one push session (a Celery task draining one subscription) runs before handing over.
-DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 30, minimum=1)
+# How long one push session (one subscription's deliveries on a worker's event loop) runs before it
+# hands over (so sessions spread over the workers), and how long it stays warm without messages.
+DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 300, minimum=1)
+DOVECOTE_PUSH_SESSION_IDLE_SECONDS = env_int("DOVECOTE_PUSH_SESSION_IDLE_SECONDS", 300, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 # Requests per API key (per client address for calls without one), e.g. 6000/min; over it: 429.

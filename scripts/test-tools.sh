@@ -3,6 +3,7 @@
 #   docker-compose           validates docker-compose.yml (`config -q`); no Docker engine is needed or installed
 #   openjdk-17-jre-headless  the JVM PySpark starts (the analytics jobs and their tests)
 #   libpostgresql-jdbc-java  the PostgreSQL JDBC driver Spark reads and writes with (/usr/share/java/postgresql.jar)
+#   wrk                      the fastest HTTP client on the machine: `make bench`'s raw-POST reference
 #   chromium                 the browser Playwright drives for the web UI's tests (/usr/bin/chromium; never downloaded),
 #                            with fonts-dejavu-core and fonts-liberation so pages and screenshots render the same everywhere
 set -euo pipefail
@@ -16,6 +17,9 @@ if ! command -v java >/dev/null; then
 fi
 if [[ ! -f /usr/share/java/postgresql.jar ]]; then
   missing+=(libpostgresql-jdbc-java)
+fi
+if ! command -v wrk >/dev/null; then
+  missing+=(wrk)
 fi
 if [[ ! -x /usr/bin/chromium ]]; then
   missing+=(chromium fonts-dejavu-core fonts-liberation)

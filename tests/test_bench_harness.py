@@ -15,13 +15,18 @@ from tests.services import redis_url, stomp_url
 
 ROOT = Path(__file__).resolve().parent.parent
 ROWS = [
-    "publish throughput, batch API",
+    "publish, batch API",
     "publish, single-message API",
     "latency p50 / p99",
-    "push throughput",
-    "peak RSS during the push runs",
+    "push, deliveries/s queued → received",
+    "raw POSTs to the same receiver",
+    "worker peak RSS",
     "end-to-end latency",
+    "at 10 msg/s",
+    "fairness:",
+    "worker RSS after the fairness run",
     "redelivery timing error",
+    "broker reconnects",
     "Spark report, full run",
 ]
 

@@ -10,7 +10,15 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from delivery.broker import EXPIRY_DESTINATION, Broker, BrokerError, BrokerUnavailable, OutgoingMessage, connect
+from delivery.broker import (
+    EXPIRY_DESTINATION,
+    Broker,
+    BrokerError,
+    BrokerUnavailable,
+    OutgoingMessage,
+    QueueInUse,
+    connect,
+)
 from tests.services import stomp_url
 
 OpenBroker = Callable[[], Broker]
@@ -363,3 +371,16 @@ def test_a_listening_consumer_gets_no_more_than_its_prefetch_until_it_acks(
     consumer.close()
     with broker.consumer(destination) as other:  # what it held unacked went back
         assert sorted(receive_all(other, 2)) == [b"m1", b"m2"]
+
+
+def test_a_queue_with_a_consumer_is_not_deleted_under_it(open_broker: OpenBroker, destination: str) -> None:
+    broker = open_broker()
+    broker.send(OutgoingMessage(destination, b"kept"))
+    consumer = broker.consumer(destination)
+
+    with pytest.raises(QueueInUse):
+        broker.delete_queue(destination)  # Artemis would have cut the consumer's connection off
+
+    assert broker.is_connected()
+    consumer.close()
+    assert broker.delete_queue(destination) is True

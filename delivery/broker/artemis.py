@@ -23,7 +23,7 @@ import stomp
 from stomp.exception import StompException
 from stomp.utils import Frame
 
-from delivery.broker.base import BrokerError, BrokerUnavailable, QueueStats
+from delivery.broker.base import BrokerError, BrokerUnavailable, QueueInUse, QueueStats
 
 logger = logging.getLogger("delivery.broker")
 
@@ -95,12 +95,14 @@ class Management:
         return self._request({"_AMQ_ResourceName": resource, "_AMQ_Attribute": name}, [])
 
     def destroy_queue(self, queue: str) -> bool:
-        """Remove a queue, its consumers and every message on it; False if there was no such queue."""
+        """Remove a queue without consumers and every message on it; False if there was no such queue."""
         try:
-            self.call("broker", "destroyQueue", queue, True, True)
+            self.call("broker", "destroyQueue", queue, False, True)
         except ManagementError as error:
             if "AMQ229017" in str(error):  # "Queue … does not exist"
                 return False
+            if "AMQ229025" in str(error):  # "Cannot delete queue … it has consumers"
+                raise QueueInUse(f"queue {queue} still has consumers") from None
             raise
         return True
 

@@ -32,6 +32,10 @@ class BrokerUnavailable(BrokerError):
     """No connection to the broker could be made."""
 
 
+class QueueInUse(BrokerError):
+    """A queue cannot be deleted while consumers are attached to it; try again once they are gone."""
+
+
 class SendFailed(BrokerError):
     """Some sends of a batch were not confirmed; `confirmed` holds the indices that were."""
 
@@ -136,7 +140,11 @@ class Broker(ABC):
 
     @abstractmethod
     def delete_queue(self, destination: str) -> bool:
-        """Remove the queue and every message on it, scheduled ones too; False if there was none."""
+        """Remove the queue and every message on it, scheduled ones too; False if there was none.
+
+        Raises QueueInUse while a consumer is attached (Artemis would cut that consumer's whole
+        connection off); the caller tries again once its consumers have closed.
+        """
 
     @abstractmethod
     def queues(self, name_contains: str = "") -> list[QueueStats]:

@@ -27,6 +27,7 @@ from delivery.broker.base import (
     Consumer,
     OnMessage,
     OutgoingMessage,
+    QueueInUse,
     QueueStats,
     ReceivedMessage,
 )
@@ -320,13 +321,12 @@ class MemoryBroker(Broker):
 
     def delete_queue(self, destination: str) -> bool:
         with self._hub.changed:
-            queue = self._hub.queues.pop(destination, None)
+            queue = self._hub.queues.get(destination)
             if queue is None:
                 return False
-            for consumer in list(queue.consumers):
-                consumer.closed = True
-                consumer.buffer.clear()
-            self._hub.changed.notify_all()
+            if queue.consumers:
+                raise QueueInUse(f"queue {destination} still has consumers")
+            del self._hub.queues[destination]
             return True
 
     def queues(self, name_contains: str = "") -> list[QueueStats]:

@@ -49,6 +49,7 @@ class PushEngine:
         self.bookkeeper = Bookkeeper(self.broker)
         self.transport = PushTransport()
         self.session_budget_s = float(settings.DOVECOTE_PUSH_SESSION_SECONDS)
+        self.session_idle_s = float(settings.DOVECOTE_PUSH_SESSION_IDLE_SECONDS)
         self.sessions: dict[int, PushSession] = {}
         self.stopping = False
         self.loop = new_event_loop()

@@ -9,7 +9,8 @@ recorded by the bookkeeper, which acks the frame; only then does its slot free u
 A session stops taking frames when the subscription is paused, disabled or deleted, when its
 claim is lost, when the worker stops, or when its budget (DOVECOTE_PUSH_SESSION_SECONDS) is
 spent; it then finishes the POSTs under way and ends, and frames it did not take go back to
-the queue. A session with nothing to do for IDLE_EXIT_S, and no retry due soon, ends too.
+the queue. A session with nothing to do for DOVECOTE_PUSH_SESSION_IDLE_SECONDS, and no retry due
+soon, ends too: until then it stays warm, so the first message after a quiet spell finds it ready.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("delivery.push")
 
-IDLE_EXIT_S = 30.0  # a warm session waits this long for the next message before it ends
 WAKE_EVERY_S = 1.0  # at least this often a session looks at its state
 
 
@@ -71,7 +71,8 @@ class PushSession:
         self._wakeup.set()
 
     def is_idle(self) -> bool:
-        return not self.inbox and self.in_flight == 0 and time.monotonic() - self.last_activity > IDLE_EXIT_S
+        return (not self.inbox and self.in_flight == 0
+                and time.monotonic() - self.last_activity > self.engine.session_idle_s)
 
     # -- the session ------------------------------------------------------------------------------
 

@@ -1,0 +1,58 @@
+"""The push reference: what the broker and HTTP allow without bookkeeping, in one process.
+
+    python -m bench.bare_loop STOMP_URL DESTINATION COUNT RECEIVER_URL CONCURRENCY
+
+Consumes COUNT frames from DESTINATION (client-individual acks, the same window Dovecote's
+sessions ask for), POSTs each body to RECEIVER_URL with at most CONCURRENCY in flight (aiohttp
+on uvloop, keep-alive), and acks it once the POST answered. No database, no judging, no signing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from urllib.parse import urlsplit
+
+import aiohttp
+import stomp
+
+from bench.load import run
+
+WINDOW_BYTES_PER_MESSAGE = 2048
+
+
+async def consume(stomp_url: str, destination: str, count: int, receiver_url: str, concurrency: int) -> None:
+    loop = asyncio.get_running_loop()
+    frames: asyncio.Queue[stomp.utils.Frame] = asyncio.Queue()
+
+    class Listener(stomp.ConnectionListener):
+        def on_message(self, frame: stomp.utils.Frame) -> None:
+            loop.call_soon_threadsafe(frames.put_nowait, frame)
+
+    url = urlsplit(stomp_url)
+    conn = stomp.Connection12([(url.hostname, url.port)], heartbeats=(0, 0), auto_decode=False)
+    conn.set_listener("bare", Listener())
+    conn.connect(url.username, url.password, wait=True)
+    conn.subscribe(destination, id="bare", ack="client-individual",
+                   headers={"consumer-window-size": str(concurrency * WINDOW_BYTES_PER_MESSAGE),
+                            "subscription-type": "ANYCAST"})
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
+        async def deliver(frame: stomp.utils.Frame) -> None:
+            async with session.post(receiver_url, data=frame.body,
+                                    headers={"Content-Type": "application/json"}) as reply:
+                await reply.read()
+            conn.ack(frame.headers["ack"])
+
+        pending = set()
+        for _ in range(count):
+            frame = await frames.get()
+            task = asyncio.create_task(deliver(frame))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        await asyncio.gather(*pending)
+    conn.disconnect()
+
+
+if __name__ == "__main__":
+    stomp_url, destination, count, receiver_url, concurrency = sys.argv[1:6]
+    run(consume(stomp_url, destination, int(count), receiver_url, int(concurrency)))

@@ -1,0 +1,89 @@
+"""Load generators for the bench, in a process of their own (uvloop, aiohttp), so they do not slow the stack.
+
+    python -m bench.load open URL[,URL…] KEY BODY_JSON RATE SECONDS
+        Open loop: request i is sent at start + i/RATE whatever the server does (no coordinated
+        omission), to the URLs in turn. Prints JSON [[scheduled, sent, message_id or null, status], …]
+        in monotonic seconds; latency is counted from the scheduled time.
+    python -m bench.load closed URL KEY BODY_JSON|- CLIENTS REQUESTS
+        Closed loop: CLIENTS connections each send one request after another (GET when the body
+        is "-"). Prints JSON {"rate": requests/s, "latencies_ms": […]}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+
+import aiohttp
+
+
+def headers(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+
+
+async def open_loop(urls: list[str], key: str, body: bytes, rate: float, seconds: float) -> list[list]:
+    total = int(rate * seconds)
+    results: list[list] = [[0.0, 0.0, None, 0] for _ in range(total)]
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector, headers=headers(key)) as session:
+        async def send(index: int, scheduled: float) -> None:
+            sent = time.monotonic()
+            try:
+                async with session.post(urls[index % len(urls)], data=body, timeout=aiohttp.ClientTimeout(total=120)) as reply:
+                    payload = await reply.json(content_type=None) if reply.status == 202 else None
+                    results[index] = [scheduled, sent, payload and payload["message_id"], reply.status]
+            except (aiohttp.ClientError, TimeoutError) as error:
+                results[index] = [scheduled, sent, None, str(error)[:80]]
+
+        tasks = []
+        start = time.monotonic() + 0.2
+        for index in range(total):
+            scheduled = start + index / rate
+            await asyncio.sleep(max(0.0, scheduled - time.monotonic()))
+            tasks.append(asyncio.create_task(send(index, scheduled)))
+        await asyncio.gather(*tasks)
+    return results
+
+
+async def closed_loop(url: str, key: str, body: bytes | None, clients: int, requests: int) -> dict:
+    latencies: list[float] = []
+    per_client = requests // clients
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients), headers=headers(key)) as session:
+        async def client() -> None:
+            for _ in range(per_client):
+                started = time.monotonic()
+                call = session.get(url) if body is None else session.post(url, data=body)
+                async with call as reply:
+                    await reply.read()
+                    if reply.status >= 300:
+                        raise RuntimeError(f"{url} answered {reply.status}")
+                latencies.append((time.monotonic() - started) * 1000)
+
+        started = time.monotonic()
+        await asyncio.gather(*(client() for _ in range(clients)))
+        elapsed = time.monotonic() - started
+    return {"rate": len(latencies) / elapsed, "latencies_ms": latencies}
+
+
+def run(coroutine):  # noqa: ANN001, ANN201
+    """Run on uvloop when it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def main(argv: list[str]) -> None:
+    mode, url, key, body = argv[1:5]
+    if mode == "open":
+        result: object = run(open_loop(url.split(","), key, body.encode(), float(argv[5]), float(argv[6])))
+    else:
+        result = run(closed_loop(url, key, None if body == "-" else body.encode(), int(argv[5]), int(argv[6])))
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
