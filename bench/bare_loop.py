@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 from urllib.parse import urlsplit
 
 import aiohttp
@@ -21,7 +22,8 @@ from bench.load import run
 WINDOW_BYTES_PER_MESSAGE = 2048
 
 
-async def consume(stomp_url: str, destination: str, count: int, receiver_url: str, concurrency: int) -> None:
+async def consume(stomp_url: str, destination: str, count: int, receiver_url: str, concurrency: int) -> float:
+    """Deliver COUNT frames; return the CPU seconds this process spent doing it (start-up left out)."""
     loop = asyncio.get_running_loop()
     frames: asyncio.Queue[stomp.utils.Frame] = asyncio.Queue()
 
@@ -36,6 +38,7 @@ async def consume(stomp_url: str, destination: str, count: int, receiver_url: st
     conn.subscribe(destination, id="bare", ack="client-individual",
                    headers={"consumer-window-size": str(concurrency * WINDOW_BYTES_PER_MESSAGE),
                             "subscription-type": "ANYCAST"})
+    cpu_started = time.process_time()
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
         async def deliver(frame: stomp.utils.Frame) -> None:
             async with session.post(receiver_url, data=frame.body,
@@ -50,9 +53,11 @@ async def consume(stomp_url: str, destination: str, count: int, receiver_url: st
             pending.add(task)
             task.add_done_callback(pending.discard)
         await asyncio.gather(*pending)
+    cpu = time.process_time() - cpu_started
     conn.disconnect()
+    return cpu
 
 
 if __name__ == "__main__":
     stomp_url, destination, count, receiver_url, concurrency = sys.argv[1:6]
-    run(consume(stomp_url, destination, int(count), receiver_url, int(concurrency)))
+    print(run(consume(stomp_url, destination, int(count), receiver_url, int(concurrency))))

@@ -21,7 +21,7 @@ import httpx
 import stomp
 
 from bench.receiver import ReceiverClient
-from bench.stack import ROOT, Process, rss_kib
+from bench.stack import ROOT, Process, cpu_seconds, rss_kib
 
 
 @dataclass
@@ -182,10 +182,11 @@ def empty_endpoint(ctx: Context, n: int, clients: int = 16) -> tuple[float, floa
 
 # ---- push ----------------------------------------------------------------------------------------
 
-def push_throughput(ctx: Context, n: int) -> tuple[float, float]:
+def push_throughput(ctx: Context, n: int) -> tuple[float, float, float]:
     """Deliveries/s from queued to received, one subscription (the worker starts once all n are queued).
 
-    Also returns the worker's peak RSS in MiB during the run.
+    Also returns the worker's peak RSS in MiB during the run, and its CPU time per delivery in µs,
+    in the steady state: from the 10th to the 90th percent of the deliveries (start-up left out).
     """
     ctx.stop_worker()
     room_id = make_room(ctx)
@@ -194,24 +195,39 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float]:
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
     ctx.receiver.reset()
     ctx.restart_worker()
-    wait_until(lambda: ctx.receiver.count() >= n, timeout=300, poll=0.1)
+    worker = ctx.processes["worker"].popen.pid
+    marks: list[tuple[int, float]] = []  # (deliveries received, worker CPU seconds)
+
+    def progress() -> bool:
+        count = ctx.receiver.count()
+        if (not marks and count >= n // 10) or (len(marks) == 1 and count >= n * 9 // 10):
+            marks.append((count, cpu_seconds(worker)))
+        return count >= n
+
+    wait_until(progress, timeout=300, poll=0.02)
     arrivals = sorted(a[0] for a in ctx.receiver.arrivals())
     wait_until(lambda: count_status(room_id, "delivered") >= n, timeout=60)  # every one recorded too
-    return (n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024
+    (first, cpu_first), (last, cpu_last) = marks if len(marks) == 2 else ((0, 0.0), (1, 0.0))
+    cpu_us = (cpu_last - cpu_first) / max(1, last - first) * 1e6
+    return (n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024, cpu_us
 
 
-def bare_loop(ctx: Context, n: int) -> float:
-    """Reference: one process consuming the same frames from the broker, POSTing them and acking; no database."""
+def bare_loop(ctx: Context, n: int) -> tuple[float, float]:
+    """Reference: one process consuming the same frames from the broker, POSTing them and acking; no database.
+
+    Also returns its CPU time per delivery in µs.
+    """
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="pull")  # its queue fills, nothing else reads it
     publish_batches(ctx, room_id, n)
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
     ctx.receiver.reset()
     destination = f"room-{room_id}::subscription-{subscription_id}"
-    run_tool("bench.bare_loop", ctx.stomp_url, destination, str(n), ctx.receiver.url(), "64")
+    cpu_s = float(run_tool("bench.bare_loop", ctx.stomp_url, destination, str(n), ctx.receiver.url(), "64"))
+    cpu_us = cpu_s / n * 1e6
     arrivals = sorted(a[0] for a in ctx.receiver.arrivals())
     delete_queue(destination)
-    return (n - 1) / (arrivals[n - 1] - arrivals[0])
+    return (n - 1) / (arrivals[n - 1] - arrivals[0]), cpu_us
 
 
 def raw_http_posts(ctx: Context, seconds: int = 5, connections: int = 64) -> float:
@@ -323,13 +339,13 @@ class ReportTimes:
     postgres_s: float  # docs/analytics-postgres.sql through psql
 
 
-def report_database(env: dict[str, str], messages: int) -> tuple[dict[str, str], int]:
-    """Fill a scratch database with `messages` of generated history; return its environment and attempt rows."""
+def report_database(env: dict[str, str], name: str, messages: int) -> tuple[dict[str, str], int]:
+    """Fill the scratch database `name` with `messages` of generated history; return its environment and attempt rows."""
     import psycopg
 
     from bench.stack import recreate_database
 
-    env = recreate_database(env, "dovecote_bench_reports")
+    env = recreate_database(env, name)
     subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", str(messages), "--days", "7",
                     "--end", "2026-11-20T00:00:00Z"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
     with psycopg.connect(env["DATABASE_URL"]) as conn:

@@ -25,7 +25,9 @@ from pathlib import Path
 from bench import stack
 
 ROOT = Path(__file__).resolve().parent.parent
-BENCH_DB = "dovecote_bench"
+# The scratch database and Celery's Redis database; a run beside another one (the suite's quick run) sets its own.
+BENCH_DB = os.environ.get("DOVECOTE_BENCH_DB", "dovecote_bench")
+BENCH_REDIS_DB = os.environ.get("DOVECOTE_BENCH_REDIS_DB", "9")
 GROUPS = ("batch", "single", "push", "latency", "fairness", "retry", "spark")
 EXTRA_GROUPS = ("rates",)  # only with --only: latency and retry timing at other offered rates
 MEASURED = ("<!-- make bench writes from here -->", "<!-- to here -->")
@@ -51,7 +53,7 @@ def bench_env() -> dict[str, str]:
         **os.environ,
         "DATABASE_URL": database,  # the scratch databases are made beside it (stack.recreate_database)
         "STOMP_URL": os.environ.get("STOMP_URL", "stomp://dovecote:dovecote@127.0.0.1:61613"),
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/9",
+        "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{BENCH_REDIS_DB}",
         "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
         "DOVECOTE_API_RATE": "100000000/min",
         "DJANGO_SETTINGS_MODULE": "dovecote.settings",
@@ -107,7 +109,11 @@ def main() -> int:
     runs = 1 if quick else 3
     log_dir = Path(tempfile.mkdtemp(prefix="dovecote-bench-"))
     receiver = ReceiverClient()
-    web, base_url = stack.start_web(env, log_dir)
+    try:
+        web, base_url = stack.start_web(env, log_dir)
+    except RuntimeError:
+        receiver.close()
+        raise
     beat = stack.start_beat(env, log_dir)
     processes = {"web": web, "beat": beat, "worker": stack.start_worker(env, log_dir)}
     workers = [processes["worker"]]
@@ -149,6 +155,8 @@ def main() -> int:
             rows.append(Row(f"  raw POSTs to the same receiver, per s {median}", "—",
                             f"{fmt(column(wrk, 0))} wrk, 64 connections"))
             rows.append(Row("  worker peak RSS during the push runs, MiB", f"{max(p[1] for p in push):.0f}", "—"))
+            rows.append(Row(f"  CPU per delivery, µs {median}", f"{fmt(column(push, 2))} the worker process",
+                            f"{fmt(column(bare, 1))} the bare loop's process"))
         if "latency" in only:
             fast = repeat(runs, lambda: figures.open_loop_latency(ctx, 200, n["latency_s"]))
             rows.append(Row(f"end-to-end latency, publish → receiver, 200 msg/s offered open loop "
@@ -188,7 +196,7 @@ def main() -> int:
             process.stop()
         receiver.close()
     if "spark" in only:  # last, with the delivery stack stopped: Spark takes both cores
-        report_env, attempts = figures.report_database(env, n["report_messages"])
+        report_env, attempts = figures.report_database(env, f"{BENCH_DB}_reports", n["report_messages"])
         times = repeat(runs, lambda: figures.report_run(report_env, log_dir))
         spark_s = figures.summary([t.spark_s for t in times])
         rows.append(Row(f"Spark report, full run (`run_reports --full`, local[*]) on {attempts:,} attempt rows: "

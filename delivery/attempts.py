@@ -1,9 +1,10 @@
 """Turn received frames into attempts to make, applying the frame rules: the step push and pull share.
 
 Frames that arrive together — one push session's burst, or the bursts of many sessions that a
-worker's push engine gathers — are judged together: one SELECT reads every frame's delivery and
-one conditional UPDATE per attempt number claims the new attempts, so a burst costs two queries,
-not two per frame. Verdicts other than a claim are applied here at once (drop, expire, wait,
+worker's push engine gathers — are judged together: on PostgreSQL one statement claims every
+fresh attempt of the burst (the common case); the others, and every frame on SQLite, are judged
+against their rows read in one SELECT, with one conditional UPDATE per attempt number claiming
+the new attempts. A burst costs one or two queries, not two per frame. Verdicts other than a claim are applied here at once (drop, expire, wait,
 poison), and their frames acked. A second frame of the same delivery in a burst is judged after
 the first, against what the first one changed.
 """
@@ -11,6 +12,7 @@ the first, against what the first one changed.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +23,7 @@ from delivery import frames, settle
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.frame_rules import Action, judge
 from delivery.frames import FrameInfo
-from delivery.models import Delivery, PublishedMessage
+from delivery.models import Delivery, DeliveryState, FreshClaim, PublishedMessage
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.attempts")
@@ -42,7 +44,7 @@ class Arrival:
 class Attempt:
     """An attempt to make now: its delivery (with message), the frame that carries it, when it started."""
 
-    delivery: Delivery
+    delivery: DeliveryState
     arrival: Arrival
     attempt: int
     started_at: datetime
@@ -53,7 +55,12 @@ class Attempt:
 
 
 def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | None]:
-    """Judge frames that arrived together; return, for each, the attempt to make now or None (settled now)."""
+    """Judge frames that arrived together; return, for each, the attempt to make now or None (settled now).
+
+    The common case — a fresh attempt of an unsettled delivery — is claimed for the whole burst in
+    one statement where the database allows it (Delivery.objects.claim_fresh); the other frames are
+    judged one by one against their rows.
+    """
     results: list[Attempt | None] = [None] * len(arrivals)
     parsed: list[tuple[int, FrameInfo]] = []
     for index, arrival in enumerate(arrivals):
@@ -62,9 +69,38 @@ def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | No
         except ValueError:
             log.error("dropping a frame without Dovecote headers on %s", arrival.frame.destination)
             _ack(arrival)
+    now = timezone.now()
+    claimed = claim_fresh(arrivals, parsed, now)
+    for index, info in parsed:
+        if (state := claimed.pop(info.delivery_id, None)) is not None:
+            results[index] = Attempt(state, arrivals[index], info.attempt, now)
+    rest = [(index, info) for index, info in parsed if results[index] is None]
+    if rest:
+        judge_one_by_one(broker, arrivals, rest, results)
+    return results
+
+
+def claim_fresh(arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]], now: datetime) -> dict[int, DeliveryState]:
+    """Claim the fresh attempts among the first frame of each delivery in one statement; their states by id."""
+    fresh, seen = [], set()
+    for index, info in parsed:
+        if info.delivery_id in seen:
+            continue  # a second frame of a delivery is judged after the first, one by one
+        seen.add(info.delivery_id)
+        try:
+            message_id = uuid.UUID(arrivals[index].frame.headers.get(frames.MESSAGE_ID, ""))
+        except ValueError:
+            continue
+        fresh.append(FreshClaim(info.delivery_id, info.attempt, arrivals[index].subscription.pk, message_id))
+    return (Delivery.objects.claim_fresh(fresh, now) or {}) if fresh else {}
+
+
+def judge_one_by_one(broker: Broker, arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]],
+                     results: list[Attempt | None]) -> None:
+    """Apply the frame rules to each frame against its row: one SELECT, one claim UPDATE per attempt number."""
     deliveries = load_deliveries({info.delivery_id for _, info in parsed})
     now = timezone.now()
-    claims: dict[int, list[tuple[int, Delivery]]] = defaultdict(list)
+    claims: dict[int, list[tuple[int, DeliveryState]]] = defaultdict(list)
     seen: set[int] = set()
     again: list[int] = []
     for index, info in parsed:
@@ -73,7 +109,7 @@ def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | No
             continue
         seen.add(info.delivery_id)
         arrival = arrivals[index]
-        delivery = _wired(deliveries.get(info.delivery_id), arrival.subscription)
+        delivery = deliveries.get(info.delivery_id)
         verdict = judge(delivery, subscription_id=arrival.subscription.pk,
                         message_id=arrival.frame.headers.get(frames.MESSAGE_ID, ""), attempt=info.attempt,
                         timeout_ms=arrival.subscription.timeout_ms, now=now)
@@ -93,10 +129,9 @@ def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | No
                 defer(broker, arrivals[index], delivery, attempt, CLAIM_RACE_RECHECK_MS)
     for index in again:
         [results[index]] = start_attempts(broker, [arrivals[index]])
-    return results
 
 
-def apply(broker: Broker, arrival: Arrival, delivery: Delivery | None, attempt: int, action: Action,
+def apply(broker: Broker, arrival: Arrival, delivery: DeliveryState | None, attempt: int, action: Action,
           reason: str, wait_ms: int) -> Attempt | None:
     """Carry out a verdict other than a claim; return the attempt to make if the verdict resumes one."""
     if action is Action.DROP:
@@ -128,7 +163,7 @@ def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[
                .values_list("pk", flat=True))
 
 
-def defer(broker: Broker, arrival: Arrival, delivery: Delivery, attempt: int, delay_ms: int) -> None:
+def defer(broker: Broker, arrival: Arrival, delivery: DeliveryState, attempt: int, delay_ms: int) -> None:
     """Put the same attempt back on the broker to be looked at again after `delay_ms`, then ack this copy."""
     try:
         broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms, next_delay_ms=None,
@@ -140,20 +175,9 @@ def defer(broker: Broker, arrival: Arrival, delivery: Delivery, attempt: int, de
     _ack(arrival)
 
 
-def load_deliveries(ids: set[int]) -> dict[int, Delivery]:
+def load_deliveries(ids: set[int]) -> dict[int, DeliveryState]:
     """Read the deliveries of these ids with their messages (not their payloads: frames carry them), in one query."""
-    if not ids:
-        return {}
-    return {d.pk: d for d in Delivery.objects.select_related("message").defer("message__payload").filter(pk__in=ids)}
-
-
-def _wired(delivery: Delivery | None, subscription: Subscription) -> Delivery | None:
-    """Point a delivery at the session's own subscription and room objects, so nothing reloads them."""
-    if delivery is not None and delivery.subscription_id == subscription.pk:
-        delivery.subscription = subscription
-        if delivery.message.room_id == subscription.room_id:
-            delivery.message.room = subscription.room
-    return delivery
+    return Delivery.objects.filter(pk__in=ids).states() if ids else {}
 
 
 def _ack(arrival: Arrival) -> None:

@@ -23,7 +23,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from delivery.models import Delivery
+from delivery.models import Delivery, DeliveryState
 
 CRASH_GRACE = timedelta(seconds=5)  # beyond timeout_ms, before an unfinished attempt counts as crashed
 POISON_LIMIT = 3  # attempts whose worker died, before the message is dead-lettered
@@ -45,7 +45,7 @@ class Verdict:
     wait_ms: int = 0
 
 
-def judge(delivery: Delivery | None, *, subscription_id: int, message_id: str, attempt: int,
+def judge(delivery: Delivery | DeliveryState | None, *, subscription_id: int, message_id: str, attempt: int,
           timeout_ms: int, now: datetime) -> Verdict:
     """Return what to do with a frame carrying `attempt` of `delivery` (loaded with its message)."""
     if delivery is None:

@@ -24,11 +24,14 @@ import hmac
 import ipaddress
 import socket
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import lru_cache
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
+from django.conf import settings
 
 from delivery.models import DeliveryAttempt
 from delivery.url_safety import UnsafePushUrl, checked_addresses, parse_push_url
@@ -56,6 +59,7 @@ class PushResult:
     status_code: int | None = None
     error: str = ""
     retry_after_ms: int | None = None
+    finished_at: datetime | None = None  # when the attempt ended: retries are timed from here
 
     @property
     def ok(self) -> bool:
@@ -137,6 +141,10 @@ class PushTransport:
 
     async def post(self, request: PushRequest) -> PushResult:
         """POST one delivery and classify the answer; never raises for a subscriber's failure."""
+        result = await self._post(request)
+        return replace(result, finished_at=datetime.now(UTC))
+
+    async def _post(self, request: PushRequest) -> PushResult:
         started = time.monotonic()
         try:
             check_address_literal(request.url)
@@ -176,12 +184,23 @@ class PushTransport:
 
 def check_address_literal(url: str) -> None:
     """Check the URL's form, and its host when it is an address literal (names are checked at connection)."""
-    host, port = parse_push_url(url)
+    if reason := _refusal(url, tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS)):
+        raise UnsafePushUrl(reason)
+
+
+@lru_cache(maxsize=4096)
+def _refusal(url: str, allowed: tuple[str, ...]) -> str:
+    """Why `url` is refused before connecting ("" if it is not); the same answer every time for these settings."""
     try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return  # a name: the resolver checks what it resolves to
-    checked_addresses(host, port)
+        host, port = parse_push_url(url)
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return ""  # a name: the resolver checks what it resolves to
+        checked_addresses(host, port)
+    except UnsafePushUrl as refused:
+        return refused.reason
+    return ""
 
 
 def retry_after_ms(value: str) -> int | None:

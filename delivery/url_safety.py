@@ -69,7 +69,14 @@ def checked_addresses(host: str, port: int) -> list[IPAddress]:
 
 
 def resolve(host: str, port: int) -> list[IPAddress]:
-    """Return every address `host` resolves to (IPv4-mapped IPv6 read as IPv4)."""
+    """Return every address `host` resolves to (IPv4-mapped IPv6 read as IPv4); an address literal is itself."""
+    try:
+        literal = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        return [literal.ipv4_mapped if isinstance(literal, ipaddress.IPv6Address) and literal.ipv4_mapped
+                else literal]
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as error:

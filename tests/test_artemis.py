@@ -182,7 +182,9 @@ def test_the_scheduled_delay_of_each_message_is_honoured_to_a_few_milliseconds(b
     print(f"scheduled delivery error: p50 {statistics.median(errors_ms):.1f} ms, p99 {p99:.1f} ms, "
           f"earliest {errors_ms[0]:.1f} ms")
     assert errors_ms[0] > -5  # never early (5 ms for the clocks of two processes)
-    assert p99 < 100  # a timer per due time; ActiveMQ Classic's 500 ms scan would fail this
+    # A timer per due time: a few ms on a quiet machine (make bench reports it under load); the
+    # bounds leave room for a busy CI machine and still fail a scheduler that scans every 500 ms.
+    assert statistics.median(errors_ms) < 50 and p99 < 250
 
 
 @pytest.mark.django_db(transaction=True)

@@ -237,6 +237,8 @@ def test_a_claim_lost_to_another_worker_is_deferred_not_started(
         return original(ids, attempt, now)
 
     monkeypatch.setattr(attempts, "claim_attempts", raced)
+    # Judged one by one (as on SQLite): PostgreSQL's one-statement claim leaves no gap for the race.
+    monkeypatch.setattr(type(Delivery.objects), "claim_fresh", lambda manager, claims, now: None)
     jobs, settled_now = prepare_burst(subscription, broker, consumer, burst)
     assert [job.delivery.pk for job in jobs] == [delivery.pk] and settled_now == 1
     assert PublishedMessage.objects.filter(delivery=other, kind="recheck").count() == 1
@@ -276,3 +278,50 @@ def test_failures_settled_together_send_their_copies_together(broker: Broker, de
     # Unconfirmed copies leave no trace: their attempts are still under way, their frames come back.
     assert not DeliveryAttempt.objects.filter(delivery__in=[others[1], others[2]]).exists()
     assert PublishedMessage.objects.filter(kind="retry").count() == 2
+
+
+def test_the_one_statement_claim_takes_exactly_what_the_frame_rules_would_claim(broker: Broker) -> None:
+    from delivery.frame_rules import Action, judge
+    from delivery.models import FreshClaim
+
+    room = make_room()
+    subscription, other = make_subscription(room, timeout_ms=1000), make_subscription(room)
+    now = timezone.now()
+    cases = {  # name: (delivery fields, frame attempt, frame's subscription, a foreign message id)
+        "fresh": ({}, 1, subscription, False),
+        "retry due": ({"attempts": 1, "status": "retrying"}, 2, subscription, False),
+        "settled": ({"attempts": 1, "status": "delivered"}, 2, subscription, False),
+        "stale copy": ({"attempts": 2, "status": "retrying"}, 1, subscription, False),
+        "recorded": ({"attempts": 1, "status": "retrying"}, 1, subscription, False),
+        "under way": ({"attempts": 1, "attempt_started_at": now}, 1, subscription, False),
+        "crashed": ({"attempts": 1, "attempt_started_at": now - timedelta(minutes=5)}, 1, subscription, False),
+        "leased": ({"attempts": 1, "status": "leased"}, 1, subscription, False),
+        "leased, next": ({"attempts": 1, "status": "leased"}, 2, subscription, False),
+        "expired": ({"expired": True}, 1, subscription, False),
+        "other subscription": ({}, 1, other, False),
+        "other database": ({}, 1, subscription, True),
+        "dead letter": ({"attempts": 3, "status": "dead_lettered"}, 4, subscription, False),
+    }
+    claims, expected = [], set()
+    for name, (fields, attempt, frame_subscription, foreign) in cases.items():
+        message = make_message(room)
+        if fields.pop("expired", False):
+            message.expires_at = now - timedelta(seconds=1)
+            message.save()
+        delivery = make_delivery(message, subscription)
+        Delivery.objects.filter(pk=delivery.pk).update(**fields)
+        state = Delivery.objects.filter(pk=delivery.pk).states()[delivery.pk]
+        message_id = uuid.uuid4() if foreign else message.id
+        verdict = judge(state, subscription_id=frame_subscription.pk, message_id=str(message_id), attempt=attempt,
+                        timeout_ms=1000, now=now)
+        if verdict.action is Action.CLAIM:
+            expected.add(name)
+        claims.append((name, FreshClaim(delivery.pk, attempt, frame_subscription.pk, message_id)))
+
+    claimed = Delivery.objects.claim_fresh([claim for _, claim in claims], now)
+
+    assert claimed is not None, "PostgreSQL claims in one statement"
+    assert {name for name, claim in claims if claim.delivery_id in claimed} == expected
+    assert expected == {"fresh", "retry due", "leased, next"}
+    for state in claimed.values():
+        assert state.attempt_started_at == now and state.message.correlation_id

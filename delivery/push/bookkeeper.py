@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connection
+from django.db.utils import DatabaseError, InterfaceError, OperationalError
 
 from delivery.attempts import Arrival, Attempt, start_attempts
 from delivery.broker import Broker
@@ -30,6 +33,7 @@ T = TypeVar("T")
 
 START, SETTLE, CALL = "start", "settle", "call"
 BATCH_LIMIT = 500  # frames or outcomes in one batch
+CONNECTION_CHECK_S = 5.0  # how often a thread checks its database connection (CONN_MAX_AGE, health)
 
 
 @dataclass
@@ -43,7 +47,7 @@ class _Job:
 class Bookkeeper:
     """A few threads that take the sessions' database work off the event loop and batch it."""
 
-    def __init__(self, broker: Broker, threads: int = 2) -> None:
+    def __init__(self, broker: Broker, threads: int = int(os.environ.get("DOVECOTE_BOOKKEEPER_THREADS", "1"))) -> None:
         self.broker = broker
         self._jobs: deque[_Job] = deque()
         self._ready = threading.Condition()
@@ -78,17 +82,22 @@ class Bookkeeper:
         return future
 
     def _work(self) -> None:
+        checked = 0.0
         while True:
             with self._ready:
                 self._ready.wait_for(lambda: self._jobs or self._closed)
                 if not self._jobs:
                     return
                 batch = self._take()
-            close_old_connections()
+            if time.monotonic() - checked > CONNECTION_CHECK_S:  # not per batch: the check is a round trip
+                close_old_connections()
+                checked = time.monotonic()
             try:
                 results = self._run(batch)
             except Exception as error:  # noqa: BLE001 - handed to every waiting session
                 log.exception("push bookkeeping: a %s batch of %d jobs failed", batch[0].kind, len(batch))
+                if isinstance(error, (OperationalError, InterfaceError, DatabaseError)):
+                    connection.close()  # the next batch connects afresh
                 for job in batch:
                     _resolve(job.future, error=error)
                 continue
