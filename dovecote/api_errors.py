@@ -69,3 +69,23 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": f"no API endpoint at {request.path}"}, status=404)
     return page_not_found(request, exception)
+
+
+def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    """Declare what every operation may answer beyond its own replies (a drf-spectacular postprocessing hook).
+
+    A 429 carries `Retry-After`; an operation that takes a body answers 415 to one that is not JSON.
+    """
+    retry_after = {"schema": {"type": "integer", "minimum": 1}, "required": True,
+                   "description": "Seconds until this key's next window opens."}
+    not_json = {"description": "The body is not `application/json`.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            if too_many := responses.get("429"):
+                too_many.setdefault("headers", {})["Retry-After"] = retry_after
+            if "requestBody" in operation:
+                responses.setdefault("415", not_json)
+                operation["responses"] = dict(sorted(responses.items()))
+    return result
