@@ -46,7 +46,7 @@ class EventTypeFilterSerializer(serializers.Serializer):
 
 
 class SubscriptionSerializer(serializers.ModelSerializer):
-    """A subscription; `signing_secret` is shown in full only when the context says `reveal_secret`."""
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     room = serializers.IntegerField(source="room_id", read_only=True)
     push_url = PushUrlField(
