@@ -18,7 +18,7 @@ T = TypeVar("T", bound="PatchedSubscriptionRequest")
 
 @_attrs_define
 class PatchedSubscriptionRequest:
-    """A subscription; `signing_secret` is shown in full only when the context says `reveal_secret`."""
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     name: str | Unset = UNSET
     type_: TypeEnum | Unset = UNSET

@@ -20,7 +20,7 @@ T = TypeVar("T", bound="Subscription")
 
 @_attrs_define
 class Subscription:
-    """A subscription; `signing_secret` is shown in full only when the context says `reveal_secret`."""
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     id: int
     room: int

@@ -18,7 +18,7 @@ T = TypeVar("T", bound="SubscriptionRequest")
 
 @_attrs_define
 class SubscriptionRequest:
-    """A subscription; `signing_secret` is shown in full only when the context says `reveal_secret`."""
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     name: str
     type_: TypeEnum

@@ -115,8 +115,8 @@ def sync_detailed(
 
     Args:
         room_id (int):
-        body (SubscriptionRequest): A subscription; `signing_secret` is shown in full only when
-            the context says `reveal_secret`.
+        body (SubscriptionRequest): A subscription; `signing_secret` is in full only in the create
+            and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -153,8 +153,8 @@ def sync(
 
     Args:
         room_id (int):
-        body (SubscriptionRequest): A subscription; `signing_secret` is shown in full only when
-            the context says `reveal_secret`.
+        body (SubscriptionRequest): A subscription; `signing_secret` is in full only in the create
+            and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -186,8 +186,8 @@ async def asyncio_detailed(
 
     Args:
         room_id (int):
-        body (SubscriptionRequest): A subscription; `signing_secret` is shown in full only when
-            the context says `reveal_secret`.
+        body (SubscriptionRequest): A subscription; `signing_secret` is in full only in the create
+            and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -222,8 +222,8 @@ async def asyncio(
 
     Args:
         room_id (int):
-        body (SubscriptionRequest): A subscription; `signing_secret` is shown in full only when
-            the context says `reveal_secret`.
+        body (SubscriptionRequest): A subscription; `signing_secret` is in full only in the create
+            and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -113,8 +113,8 @@ def sync_detailed(
 
     Args:
         subscription_id (int):
-        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is shown in
-            full only when the context says `reveal_secret`.
+        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is in full
+            only in the create and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -148,8 +148,8 @@ def sync(
 
     Args:
         subscription_id (int):
-        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is shown in
-            full only when the context says `reveal_secret`.
+        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is in full
+            only in the create and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -178,8 +178,8 @@ async def asyncio_detailed(
 
     Args:
         subscription_id (int):
-        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is shown in
-            full only when the context says `reveal_secret`.
+        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is in full
+            only in the create and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -211,8 +211,8 @@ async def asyncio(
 
     Args:
         subscription_id (int):
-        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is shown in
-            full only when the context says `reveal_secret`.
+        body (PatchedSubscriptionRequest | Unset): A subscription; `signing_secret` is in full
+            only in the create and rotate-secret replies.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
