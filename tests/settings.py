@@ -29,3 +29,6 @@ CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.item
 # Every reply of the API is held to its OpenAPI schema (tests/schema_validation.py); outermost, so it
 # sees the replies other middleware makes (413, 429) too.
 MIDDLEWARE = ["tests.schema_validation.CheckApiReplies", *MIDDLEWARE]  # noqa: F405
+
+# The receiver kit's Django integration (receivers/python), tested in this project: its inbox table.
+INSTALLED_APPS = [*INSTALLED_APPS, "dovecote_receiver.django"]  # noqa: F405
