@@ -6,7 +6,8 @@ from django.urls import path
 from dovecote_receiver import Push
 from dovecote_receiver.django import push_receiver
 
-from dovecote.urls import handler404, urlpatterns as dovecote_urlpatterns  # noqa: F401
+from dovecote.urls import handler404  # noqa: F401
+from dovecote.urls import urlpatterns as dovecote_urlpatterns
 from rooms.models import Room
 
 # The tests set the receiver's secrets (setting TEST_PUSH_SECRETS), and may make the handler fail.

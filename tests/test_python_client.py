@@ -15,7 +15,12 @@ from typing import Any
 import httpx
 import pytest
 import yaml
-from dovecote_api.api.messages import messages_list, messages_publish, messages_publish_batch, messages_retrieve
+from dovecote_api.api.messages import (
+    messages_list,
+    messages_publish,
+    messages_publish_batch,
+    messages_retrieve,
+)
 from dovecote_api.api.reports import (
     reports_endpoints_list,
     reports_errors_list,

@@ -29,7 +29,6 @@ from dovecote_receiver import (
     StalePush,
     Verifier,
     make_asgi_app,
-    sign,
 )
 from dovecote_receiver.django.models import InboxMessage
 from standardwebhooks.webhooks import Webhook
@@ -142,7 +141,7 @@ def test_the_inbox_on_sqlite_handles_a_push_once_and_keeps_nothing_of_a_failed_h
 
 
 @pytest.fixture
-def postgres(db) -> Any:  # noqa: ANN001, ANN401
+def postgres(db) -> Any:
     """Connections to the test database through psycopg (DB-API), and a scratch inbox table."""
     database = settings.DATABASES["default"]
     conninfo = {"host": database["HOST"] or "127.0.0.1", "port": database["PORT"] or 5432,
@@ -256,11 +255,11 @@ def test_an_app_without_a_secret_is_refused_at_once() -> None:
 
 
 @pytest.mark.urls("tests.receiver_urls")
-def test_the_django_view_stores_and_handles_in_one_transaction(client: Client, settings: Any, db) -> None:  # noqa: ANN001, ANN401
+def test_the_django_view_stores_and_handles_in_one_transaction(client: Client, settings: Any, db) -> None:
     settings.TEST_PUSH_SECRETS = [OLD, NEW]
     message_id, body = a_push({"order_id": 77})
 
-    def post(headers: dict[str, str]) -> Any:  # noqa: ANN401
+    def post(headers: dict[str, str]) -> Any:
         return client.post("/hooks/orders/", body, content_type="application/json",
                            **{f"HTTP_{k.upper().replace('-', '_')}": v for k, v in headers.items()})
 

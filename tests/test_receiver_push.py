@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from dovecote_receiver import Push, SlowDown
+from dovecote_receiver import ForgedPush, Push, SlowDown, Verifier
 from dovecote_receiver.django.models import InboxMessage
 from pytest_django.live_server_helper import LiveServer
 
@@ -169,6 +169,9 @@ def test_pushes_are_accepted_across_a_secret_rotation(client: Client, room: Room
     assert both.statuses == [200]
     # During an overlap a push carries both signatures: a receiver that knows either secret accepts it.
     headers, body = capture[0].requests[0]
+    assert Verifier([new]).verify(headers, body) == message_id
+    with pytest.raises(ForgedPush):
+        Verifier([old]).verify(headers, body)
     overlap = signed_headers([old, new], message_id, body)
     assert len(overlap["webhook-signature"].split(" ")) == 2
     for knows in ([old], [new]):

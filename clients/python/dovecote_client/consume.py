@@ -19,7 +19,7 @@ log = logging.getLogger("dovecote_client")
 Handler = Callable[[PulledMessage], object]
 
 
-class Retry(Exception):  # noqa: N818 - read as an instruction: `raise Retry(delay_ms=5000)`
+class Retry(Exception):
     """Raise from a handler to have the message delivered again, after `delay_ms` or the EBR delay."""
 
     def __init__(self, delay_ms: int | None = None) -> None:
@@ -27,7 +27,7 @@ class Retry(Exception):  # noqa: N818 - read as an instruction: `raise Retry(del
         self.delay_ms = delay_ms
 
 
-class DeadLetter(Exception):  # noqa: N818 - read as an instruction: `raise DeadLetter("no such order")`
+class DeadLetter(Exception):
     """Raise from a handler to dead-letter the message at once."""
 
 

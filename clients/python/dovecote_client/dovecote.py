@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
@@ -65,7 +65,7 @@ class Dovecote:
         self.retries = retries
         self.sleep = sleep
 
-    def __enter__(self) -> Dovecote:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from dovecote_receiver.core import Reply, receive
-from dovecote_receiver.inbox import Connection, Handler, Inbox, store_with
+from dovecote_receiver.inbox import Connection, Handler, Inbox, open_inbox, store_with
 from dovecote_receiver.signature import Verifier
 from dovecote_receiver.wsgi import MAX_BODY_BYTES, make_verifier, refusal
 
@@ -22,11 +22,14 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 def make_asgi_app(*, secrets: Sequence[str] | Verifier, connect: Callable[[], Connection], handler: Handler,
-                  inbox: Inbox | None = None,
+                  inbox: Inbox | None = None, create_table: bool = True,
                   max_body_bytes: int = MAX_BODY_BYTES) -> Callable[[dict[str, Any], Receive, Send], Awaitable[None]]:
     """Return an ASGI (HTTP) app answering POSTs (any path) with the push outcome."""
     verifier = make_verifier(secrets)
-    store = store_with(connect, inbox or Inbox(), handler)
+    inbox = inbox or Inbox()
+    if create_table:
+        open_inbox(connect, inbox)
+    store = store_with(connect, inbox, handler)
 
     async def app(scope: dict[str, Any], receive_message: Receive, send: Send) -> None:
         if scope["type"] != "http":

@@ -98,3 +98,12 @@ def store_with(connect: Callable[[], Connection], inbox: Inbox, handler: Handler
         finally:
             connection.close()
     return store
+
+
+def open_inbox(connect: Callable[[], Connection], inbox: Inbox) -> None:
+    """Create the inbox table if it is missing, on a connection of its own."""
+    connection = connect()
+    try:
+        inbox.create_table(connection)
+    finally:
+        connection.close()

@@ -8,13 +8,13 @@ reply's status: Dovecote disables the subscription on 410 and, on 429 or 503, wa
 from __future__ import annotations
 
 
-class Unsubscribe(Exception):  # noqa: N818 - an instruction: `raise Unsubscribe("the shop closed")`
+class Unsubscribe(Exception):
     """Answer 410 Gone: Dovecote disables the subscription until someone resumes it."""
 
     status = 410
 
 
-class SlowDown(Exception):  # noqa: N818 - an instruction: `raise SlowDown(30)`
+class SlowDown(Exception):
     """Answer 429 (or 503) with `Retry-After`: Dovecote retries this push no sooner than that."""
 
     def __init__(self, retry_after_s: int, *, status: int = 429) -> None:

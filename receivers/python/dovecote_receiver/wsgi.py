@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from dovecote_receiver.core import Reply, receive
-from dovecote_receiver.inbox import Connection, Handler, Inbox, store_with
+from dovecote_receiver.inbox import Connection, Handler, Inbox, open_inbox, store_with
 from dovecote_receiver.signature import Verifier
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -23,10 +23,14 @@ def make_verifier(secrets: Sequence[str] | Verifier) -> Verifier:
 
 
 def make_wsgi_app(*, secrets: Sequence[str] | Verifier, connect: Callable[[], Connection], handler: Handler,
-                  inbox: Inbox | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> Callable[..., Iterable[bytes]]:
-    """Return a WSGI app answering POSTs (any path) with the push outcome."""
+                  inbox: Inbox | None = None, create_table: bool = True,
+                  max_body_bytes: int = MAX_BODY_BYTES) -> Callable[..., Iterable[bytes]]:
+    """Return a WSGI app answering POSTs (any path) with the push outcome; it creates the inbox table if missing."""
     verifier = make_verifier(secrets)
-    store = store_with(connect, inbox or Inbox(), handler)
+    inbox = inbox or Inbox()
+    if create_table:
+        open_inbox(connect, inbox)
+    store = store_with(connect, inbox, handler)
 
     def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         reply = refusal(environ.get("REQUEST_METHOD", ""), environ.get("CONTENT_LENGTH") or "0", max_body_bytes)

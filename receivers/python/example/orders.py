@@ -76,7 +76,7 @@ class ThreadingServer(ThreadingMixIn, WSGIServer):
 
 
 class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
