@@ -275,7 +275,7 @@ def test_consume_acks_what_the_handler_took_and_retries_or_dead_letters_the_rest
         return consumed.acked == 2 and consumed.dead_lettered == 1 or consumed.pulls > 40
 
     consumed = admin.consume(subscription.pk, handle, wait_ms=2000, stop=done)
-    assert (consumed.acked, consumed.retried, consumed.dead_lettered) == (2, 1, 1)
+    assert (consumed.acked, consumed.retried, consumed.dead_lettered, consumed.lost) == (2, 1, 1, 0)
     assert sorted(seen) == [("flaky", 1), ("flaky", 2), ("ok", 1), ("poison", 1)]
     statuses = {d.message.payload["order"]: d.status for d in Delivery.objects.filter(subscription=subscription)}
     assert statuses == {"ok": "acked", "flaky": "acked", "poison": "dead_lettered"}

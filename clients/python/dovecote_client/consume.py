@@ -40,6 +40,7 @@ class Consumed:
     acked: int = 0
     retried: int = 0
     dead_lettered: int = 0
+    lost: int = 0  # ack ids Dovecote refused: their lease ran out first, so they come back as a failed attempt
 
 
 def consume(dovecote: Dovecote, subscription_id: int, handler: Handler, *, max_messages: int = 10,
@@ -87,14 +88,15 @@ def settle(dovecote: Dovecote, subscription_id: int, outcomes: list[tuple[str, O
         groups[result].append(ack_id)
     for (action, delay_ms), ack_ids in groups.items():
         if action == "ack":
-            dovecote.call(subscriptions_ack, subscription_id, body=AckRequest(ack_ids=ack_ids))
-            consumed.acked += len(ack_ids)
-            continue
-        body = NackRequest(ack_ids=ack_ids, action=action)
-        if delay_ms is not None:
-            body.delay_ms = delay_ms
-        dovecote.call(subscriptions_nack, subscription_id, body=body)
-        if action == "retry":
-            consumed.retried += len(ack_ids)
+            settled = dovecote.call(subscriptions_ack, subscription_id, body=AckRequest(ack_ids=ack_ids))
+            consumed.acked += len(settled.done)
         else:
-            consumed.dead_lettered += len(ack_ids)
+            body = NackRequest(ack_ids=ack_ids, action=action)
+            if delay_ms is not None:
+                body.delay_ms = delay_ms
+            settled = dovecote.call(subscriptions_nack, subscription_id, body=body)
+            if action == "retry":
+                consumed.retried += len(settled.done)
+            else:
+                consumed.dead_lettered += len(settled.done)
+        consumed.lost += len(settled.failed)
