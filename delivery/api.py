@@ -262,15 +262,21 @@ class DeadLetterListView(generics.ListAPIView):
         ],
     )
     def delete(self, request: Request, subscription_id: int) -> Response:
-        response = purge_dead_letters(request, subscription_id)
-        successor = reverse("dead-letters-purge", kwargs={"subscription_id": subscription_id})
-        response["Deprecation"] = f"@{int(PURGE_BY_DELETE_DEPRECATED.timestamp())}"  # RFC 9745
-        response["Sunset"] = http_date(PURGE_BY_DELETE_SUNSET.timestamp())  # RFC 8594
-        response["Link"] = f'<{successor}>; rel="successor-version"'
+        return purge_dead_letters(request, subscription_id)
+
+    def finalize_response(self, request: Request, response: Response, *args: object, **kwargs: object) -> Response:
+        """Mark every reply of the deprecated DELETE, errors included, as deprecated."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method == "DELETE":
+            successor = reverse("dead-letters-purge", kwargs={"subscription_id": self.kwargs["subscription_id"]})
+            response["Deprecation"] = f"@{int(PURGE_BY_DELETE_DEPRECATED.timestamp())}"  # RFC 9745
+            response["Sunset"] = http_date(PURGE_BY_DELETE_SUNSET.timestamp())  # RFC 8594
+            response["Link"] = f'<{successor}>; rel="successor-version"'
         return response
 
 
 def purge_dead_letters(request: Request, subscription_id: int) -> Response:
+    """Purge the dead letters the body selects (`message_ids` or `all`); reply with how many."""
     subscription = subscription_for(request, subscription_id)
     selection = valid(DeadLetterSelection, request.data)
     return Response({"count": dead_letters.purge(subscription, selection.get("message_ids"))})

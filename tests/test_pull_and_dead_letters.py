@@ -181,6 +181,8 @@ def test_purging_with_delete_still_works_and_names_its_successor(client: Client,
     room, key, subscription = setup
     message_id = dead_letter_one(client, key, room.pk, subscription.pk)
     path = f"/api/v1/subscriptions/{subscription.pk}/dead-letters/"
+    refused = client.delete(path, "{}", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert refused.status_code == 400 and refused["Sunset"] == "Tue, 01 Jun 2027 00:00:00 GMT"
     purged = client.delete(path, json.dumps({"message_ids": [message_id]}), content_type="application/json",
                            HTTP_AUTHORIZATION=f"Bearer {key}")
     assert purged.status_code == 200 and purged.json() == {"count": 1}
