@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from django.urls import reverse
+from django.utils.http import http_date
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, pagination, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -41,8 +44,16 @@ from rooms.models import Room
 from subscriptions.models import Subscription
 
 
+CORRELATION_HEADER = OpenApiParameter(
+    "X-Correlation-ID", str, OpenApiParameter.HEADER, required=False,
+    description="The correlation id of a message whose body names none (absent from both: a new UUID).",
+)
+
+
 class PublishView(APIView):
-    @extend_schema(request=PublishSerializer, responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413)})
+    @extend_schema(operation_id="messages_publish", tags=["messages"], summary="Publish an event to a room",
+                   parameters=[CORRELATION_HEADER], request=PublishSerializer,
+                   responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         event = event_from(PublishSerializer(data=request.data), request)
@@ -54,7 +65,11 @@ class PublishView(APIView):
 
 
 class BatchPublishView(APIView):
-    @extend_schema(request=BatchPublishSerializer,
+    @extend_schema(operation_id="messages_publish_batch", tags=["messages"],
+                   summary="Publish up to 500 events to a room at once",
+                   description="One invalid item rejects the batch with 400 naming its index. The "
+                               "`X-Correlation-ID` header applies to every item whose body names no id.",
+                   parameters=[CORRELATION_HEADER], request=BatchPublishSerializer,
                    responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
@@ -175,7 +190,8 @@ def valid(serializer_class: type[serializers.Serializer], data: object) -> dict:
 
 
 class PullView(APIView):
-    @extend_schema(request=PullSerializer, responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409)})
+    @extend_schema(operation_id="subscriptions_pull", summary="Lease messages of a pull subscription",
+                   request=PullSerializer, responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         if not subscription.is_active:
@@ -186,7 +202,8 @@ class PullView(APIView):
 
 
 class AckView(APIView):
-    @extend_schema(request=AckSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
+    @extend_schema(operation_id="subscriptions_ack", summary="Acknowledge leased messages",
+                   request=AckSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         settled = pull.ack(subscription, valid(AckSerializer, request.data)["ack_ids"])
@@ -194,7 +211,8 @@ class AckView(APIView):
 
 
 class NackView(APIView):
-    @extend_schema(request=NackSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
+    @extend_schema(operation_id="subscriptions_nack", summary="Give leased messages back (retry or dead letter)",
+                   request=NackSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         fields = valid(NackSerializer, request.data)
@@ -203,11 +221,17 @@ class NackView(APIView):
 
 
 class ExtendView(APIView):
-    @extend_schema(request=ExtendSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
+    @extend_schema(operation_id="subscriptions_extend", summary="Extend the leases of messages",
+                   request=ExtendSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         fields = valid(ExtendSerializer, request.data)
         return Response(SettledSerializer(pull.extend(subscription, fields["ack_ids"], lease_ms=fields["lease_ms"])).data)
+
+
+# DELETE …/dead-letters/ with a body was the first form of purge; POST …/dead-letters/purge/ replaced it.
+PURGE_BY_DELETE_DEPRECATED = datetime(2026, 11, 23, tzinfo=UTC)
+PURGE_BY_DELETE_SUNSET = datetime(2027, 6, 1, tzinfo=UTC)
 
 
 @extend_schema_view(get=extend_schema(parameters=[DeadLetterFilters], responses={200: DeadLetterSerializer(many=True), **error_responses(400, 403, 404)}))
@@ -220,17 +244,59 @@ class DeadLetterListView(generics.ListAPIView):
         filters = valid(DeadLetterFilters, self.request.query_params)
         return dead_letters.dead_letters(subscription, **filters).select_related("message")
 
-    @extend_schema(request=DeadLetterSelection,
-                   responses={200: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)})
+    @extend_schema(
+        operation_id="subscriptions_dead_letters_purge_deprecated", deprecated=True,
+        summary="Purge dead letters (deprecated: use POST …/dead-letters/purge/)",
+        description=f"Takes the same JSON body as `POST /subscriptions/{{id}}/dead-letters/purge/`, which "
+                    f"replaces it: OpenAPI 3.0 cannot describe a DELETE body, so generated clients cannot "
+                    f"call this one. It keeps working until {PURGE_BY_DELETE_SUNSET:%Y-%m-%d}; its replies "
+                    f"carry `Deprecation`, `Sunset` and a `Link` to the successor.",
+        request=None, responses={200: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)},
+        parameters=[
+            OpenApiParameter("Deprecation", str, OpenApiParameter.HEADER, response=[200],
+                             description="When this form was deprecated (RFC 9745), `@` and unix seconds."),
+            OpenApiParameter("Sunset", str, OpenApiParameter.HEADER, response=[200],
+                             description="The HTTP date after which it may stop working (RFC 8594)."),
+            OpenApiParameter("Link", str, OpenApiParameter.HEADER, response=[200],
+                             description='The successor: `<…/dead-letters/purge/>; rel="successor-version"`.'),
+        ],
+    )
     def delete(self, request: Request, subscription_id: int) -> Response:
-        """Purge dead letters: they leave this list; their log rows stay for the reports."""
-        subscription = subscription_for(request, subscription_id)
-        selection = valid(DeadLetterSelection, request.data)
-        return Response({"count": dead_letters.purge(subscription, selection.get("message_ids"))})
+        return purge_dead_letters(request, subscription_id)
+
+    def finalize_response(self, request: Request, response: Response, *args: object, **kwargs: object) -> Response:
+        """Mark every reply of the deprecated DELETE, errors included, as deprecated."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if request.method == "DELETE":
+            successor = reverse("dead-letters-purge", kwargs={"subscription_id": self.kwargs["subscription_id"]})
+            response["Deprecation"] = f"@{int(PURGE_BY_DELETE_DEPRECATED.timestamp())}"  # RFC 9745
+            response["Sunset"] = http_date(PURGE_BY_DELETE_SUNSET.timestamp())  # RFC 8594
+            response["Link"] = f'<{successor}>; rel="successor-version"'
+        return response
+
+
+def purge_dead_letters(request: Request, subscription_id: int) -> Response:
+    """Purge the dead letters the body selects (`message_ids` or `all`); reply with how many."""
+    subscription = subscription_for(request, subscription_id)
+    selection = valid(DeadLetterSelection, request.data)
+    return Response({"count": dead_letters.purge(subscription, selection.get("message_ids"))})
+
+
+class DeadLetterPurgeView(APIView):
+    @extend_schema(
+        operation_id="subscriptions_dead_letters_purge", summary="Purge dead letters",
+        description="The chosen dead letters (`message_ids`, or `all`) leave the dead-letter list for good; "
+                    "their message log rows and attempts stay, for the reports.",
+        request=DeadLetterSelection,
+        responses={200: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)},
+    )
+    def post(self, request: Request, subscription_id: int) -> Response:
+        return purge_dead_letters(request, subscription_id)
 
 
 class DeadLetterReplayView(APIView):
-    @extend_schema(request=DeadLetterSelection,
+    @extend_schema(operation_id="subscriptions_dead_letters_replay", summary="Replay dead letters",
+                   request=DeadLetterSelection,
                    responses={202: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         """Send dead letters again with the attempt count reset (same message id and correlation id)."""
@@ -243,7 +309,7 @@ class DeadLetterReplayView(APIView):
 class WhoAmIView(APIView):
     """Say which key made the request and what it may use: a cheap check that a key works."""
 
-    @extend_schema(responses={200: WhoAmISerializer, **error_responses()})
+    @extend_schema(operation_id="whoami", responses={200: WhoAmISerializer, **error_responses()})
     def get(self, request: Request) -> Response:
         key = api_key(request)
         rooms = None if key.is_admin else sorted(key.rooms.values_list("pk", flat=True))

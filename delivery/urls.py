@@ -17,4 +17,6 @@ urlpatterns = [
     path("subscriptions/<int:subscription_id>/dead-letters/", api.DeadLetterListView.as_view(), name="dead-letters"),
     path("subscriptions/<int:subscription_id>/dead-letters/replay/", api.DeadLetterReplayView.as_view(),
          name="dead-letters-replay"),
+    path("subscriptions/<int:subscription_id>/dead-letters/purge/", api.DeadLetterPurgeView.as_view(),
+         name="dead-letters-purge"),
 ]

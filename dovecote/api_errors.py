@@ -69,3 +69,40 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith("/api/"):
         return JsonResponse({"detail": f"no API endpoint at {request.path}"}, status=404)
     return page_not_found(request, exception)
+
+
+FIELD_ERRORS = {
+    "type": "object",
+    "additionalProperties": {},
+    "description": "Each bad field (or `detail`, or `non_field_errors`) with its messages; a batch names its "
+                   "items by index under `messages`.",
+    "example": {"event_type": ["This field is required."]},
+}
+
+
+def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    """Declare what every operation may answer beyond its own replies (a drf-spectacular postprocessing hook).
+
+    A 429 carries `Retry-After`; an operation that takes a body answers 415 to one that is not JSON.
+    The free-form bodies of 400 and 409 (each bad field with its messages) become one component,
+    `FieldErrors`, where they were an inline object per operation (a model per operation in clients).
+    """
+    result.setdefault("components", {}).setdefault("schemas", {})["FieldErrors"] = FIELD_ERRORS
+    field_errors = {"$ref": "#/components/schemas/FieldErrors"}
+    retry_after = {"schema": {"type": "integer", "minimum": 1}, "required": True,
+                   "description": "Seconds until this key's next window opens."}
+    not_json = {"description": "The body is not `application/json`.",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.get("responses", {})
+            if too_many := responses.get("429"):
+                too_many.setdefault("headers", {})["Retry-After"] = retry_after
+            for code in ("400", "409"):
+                body = responses.get(code, {}).get("content", {}).get("application/json", {})
+                if body.get("schema") == {"type": "object", "additionalProperties": {}}:
+                    body["schema"] = field_errors
+            if "requestBody" in operation:
+                responses.setdefault("415", not_json)
+                operation["responses"] = dict(sorted(responses.items()))
+    return result

@@ -175,6 +175,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Rooms, subscriptions and event delivery on an Apache Artemis broker.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Request bodies get their own components (`RoomRequest`, `PatchedRoomRequest`): without them the
+    # reply components, whose read-only fields are required, stood for the request too, and generators
+    # that ignore `readOnly` demanded `id` and `created_at` on create.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "dovecote.api_errors.document_common_replies",
+    ],
     # Swagger UI is served from the drf-spectacular-sidecar package, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

@@ -115,6 +115,7 @@ class SubscriptionDetailView(generics.RetrieveUpdateDestroyAPIView):
 
 class PauseView(APIView):
     @extend_schema(
+        operation_id="subscriptions_pause",
         summary="Pause a subscription",
         description="Messages published while it is paused are not sent to it; those already queued wait "
                     "until it is resumed. Pausing a paused subscription changes nothing.",
@@ -128,6 +129,7 @@ class PauseView(APIView):
 
 class ResumeView(APIView):
     @extend_schema(
+        operation_id="subscriptions_resume",
         summary="Resume a paused or disabled subscription",
         description="Makes it active, clears `status_reason`, and for push starts delivering what is queued. "
                     "Resuming an active subscription changes nothing.",
@@ -141,6 +143,7 @@ class ResumeView(APIView):
 
 class RotateSecretView(APIView):
     @extend_schema(
+        operation_id="subscriptions_rotate_secret",
         summary="Replace a push subscription's signing secret",
         description="The reply shows the new secret in full. Deliveries are signed with it from the next "
                     "attempt on (within about a second); the old secret stops working at once.",

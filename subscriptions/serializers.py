@@ -6,6 +6,7 @@ from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from delivery.url_safety import UnsafePushUrl, check_push_url
 from dovecote.api_errors import Conflict, unique_or_conflict
@@ -26,6 +27,18 @@ MAX_FILTERS = 100
 SHOWN_SECRET_CHARS = len("whsec_") + 4
 
 
+class PushUrlField(serializers.URLField):
+    """A push URL, where an empty string means none, as null does (pull subscriptions); replies say null.
+
+    The field takes no `allow_blank`: for a blank-able URL drf-spectacular writes a `oneOf` with
+    `nullable` beside it, which OpenAPI 3.0 ignores where no `type` stands next to it, so strict
+    validators refused the `null` of every pull subscription. The blank is turned into null here instead.
+    """
+
+    def run_validation(self, data: Any = empty) -> Any:
+        return super().run_validation(None if data == "" else data)
+
+
 class EventTypeFilterSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     version = serializers.CharField(max_length=50, required=False, allow_null=True,
@@ -33,12 +46,13 @@ class EventTypeFilterSerializer(serializers.Serializer):
 
 
 class SubscriptionSerializer(serializers.ModelSerializer):
-    """A subscription; `signing_secret` is shown in full only when the context says `reveal_secret`."""
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     room = serializers.IntegerField(source="room_id", read_only=True)
-    push_url = serializers.URLField(
-        max_length=2000, required=False, allow_blank=True, allow_null=True,
-        help_text="Required for push, refused for pull. Must be http(s) and reach a public address.",
+    push_url = PushUrlField(
+        max_length=2000, required=False, allow_null=True,
+        help_text="Required for push, refused for pull (null; an empty string means the same). Must be "
+                  "http(s) and reach a public address.",
     )
     event_types = serializers.ListField(
         child=EventTypeFilterSerializer(), max_length=MAX_FILTERS, required=False,

@@ -9,6 +9,7 @@ from django.conf import settings
 
 from tests.callers import KINDS, Caller
 from tests.receiver import Receiver
+from tests.schema_validation import take_violations
 from tests.services import IN_CI, redis_url, stomp_url
 from delivery.maintenance import start_ids_after_earlier_databases
 from tests.workers import WorkerProcess, close_other_sessions
@@ -24,6 +25,15 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(
             f"CI=true needs the real PostgreSQL: DATABASE_URL is not set (engine {engine}). Run `make test`."
         )
+
+
+@pytest.fixture(autouse=True)
+def api_replies_match_the_schema() -> Iterator[None]:
+    """Fail a test when an API reply it received contradicts the OpenAPI schema (tests/schema_validation.py)."""
+    take_violations()
+    yield
+    if violations := take_violations():
+        pytest.fail("API replies that contradict /api/v1/schema/:\n" + "\n".join(violations), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -25,3 +25,10 @@ if run_name := os.environ.get("TEST_RUN_NAME"):
 
 # The hourly report run starts a Spark JVM: never from the workers the suite starts.
 CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.items() if name != "run-reports"}  # noqa: F405
+
+# Every reply of the API is held to its OpenAPI schema (tests/schema_validation.py); outermost, so it
+# sees the replies other middleware makes (413, 429) too.
+MIDDLEWARE = ["tests.schema_validation.CheckApiReplies", *MIDDLEWARE]  # noqa: F405
+
+# The receiver kit's Django integration (receivers/python), tested in this project: its inbox table.
+INSTALLED_APPS = [*INSTALLED_APPS, "dovecote_receiver.django"]  # noqa: F405

@@ -157,17 +157,35 @@ def test_replaying_a_dead_letter_to_a_healthy_receiver_delivers_it_with_both_liv
     assert {r.headers["webhook-id"] for r in receiver.requests("/hook")} == {message_id}
 
 
+def dead_letter_one(client: Client, key: str, room_id: int, subscription_id: int) -> str:
+    """Publish a message, pull it and nack it to the dead letters; return its id."""
+    message_id = publish(client, key, room_id)["message_id"]
+    [message] = pull(client, key, subscription_id)
+    call(client, key, f"/api/v1/subscriptions/{subscription_id}/nack/",
+         {"ack_ids": [message["ack_id"]], "action": "dead_letter"})
+    return message_id
+
+
 def test_purged_dead_letters_leave_the_list_but_not_the_log(client: Client, setup) -> None:  # noqa: ANN001
     room, key, subscription = setup
-    message_id = publish(client, key, room.pk)["message_id"]
-    [message] = pull(client, key, subscription.pk)
-    call(client, key, f"/api/v1/subscriptions/{subscription.pk}/nack/",
-         {"ack_ids": [message["ack_id"]], "action": "dead_letter"})
+    message_id = dead_letter_one(client, key, room.pk, subscription.pk)
     path = f"/api/v1/subscriptions/{subscription.pk}/dead-letters/"
-    bad = client.delete(path, "{}", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+    bad = client.post(path + "purge/", "{}", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
     assert bad.status_code == 400 and "message_ids" in bad.json()
-    purged = client.delete(path, json.dumps({"all": True}), content_type="application/json",
-                           HTTP_AUTHORIZATION=f"Bearer {key}").json()
-    assert purged["count"] == 1
+    assert call(client, key, path + "purge/", {"all": True})["count"] == 1
     assert client.get(path, HTTP_AUTHORIZATION=f"Bearer {key}").json()["results"] == []
     assert Delivery.objects.get(message_id=message_id).status == "dead_lettered"
+
+
+def test_purging_with_delete_still_works_and_names_its_successor(client: Client, setup) -> None:  # noqa: ANN001
+    room, key, subscription = setup
+    message_id = dead_letter_one(client, key, room.pk, subscription.pk)
+    path = f"/api/v1/subscriptions/{subscription.pk}/dead-letters/"
+    refused = client.delete(path, "{}", content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert refused.status_code == 400 and refused["Sunset"] == "Tue, 01 Jun 2027 00:00:00 GMT"
+    purged = client.delete(path, json.dumps({"message_ids": [message_id]}), content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert purged.status_code == 200 and purged.json() == {"count": 1}
+    assert purged["Deprecation"].startswith("@") and purged["Sunset"] == "Tue, 01 Jun 2027 00:00:00 GMT"
+    assert purged["Link"] == f'<{path}purge/>; rel="successor-version"'
+    assert client.get(path, HTTP_AUTHORIZATION=f"Bearer {key}").json()["results"] == []

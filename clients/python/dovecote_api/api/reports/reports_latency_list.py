@@ -1,0 +1,304 @@
+import datetime
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.field_errors import FieldErrors
+from ...models.paginated_latency_list import PaginatedLatencyList
+from ...models.reports_latency_list_level import ReportsLatencyListLevel
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    event_type: str | Unset = UNSET,
+    level: ReportsLatencyListLevel | Unset = "subscription",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["event_type"] = event_type
+
+    json_level: str | Unset = UNSET
+    if not isinstance(level, Unset):
+        json_level = level
+
+    params["level"] = json_level
+
+    params["page"] = page
+
+    params["page_size"] = page_size
+
+    params["room"] = room
+
+    json_since: str | Unset = UNSET
+    if not isinstance(since, Unset):
+        json_since = since.isoformat()
+    params["since"] = json_since
+
+    params["subscription"] = subscription
+
+    json_until: str | Unset = UNSET
+    if not isinstance(until, Unset):
+        json_until = until.isoformat()
+    params["until"] = json_until
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/reports/latency/",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | FieldErrors | PaginatedLatencyList | None:
+    if response.status_code == 200:
+        response_200 = PaginatedLatencyList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = FieldErrors.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | FieldErrors | PaginatedLatencyList]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    event_type: str | Unset = UNSET,
+    level: ReportsLatencyListLevel | Unset = "subscription",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Response[Error | FieldErrors | PaginatedLatencyList]:
+    """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type.
+
+    Args:
+        event_type (str | Unset):
+        level (ReportsLatencyListLevel | Unset):  Default: 'subscription'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | FieldErrors | PaginatedLatencyList]
+    """
+
+    kwargs = _get_kwargs(
+        event_type=event_type,
+        level=level,
+        page=page,
+        page_size=page_size,
+        room=room,
+        since=since,
+        subscription=subscription,
+        until=until,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    event_type: str | Unset = UNSET,
+    level: ReportsLatencyListLevel | Unset = "subscription",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Error | FieldErrors | PaginatedLatencyList | None:
+    """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type.
+
+    Args:
+        event_type (str | Unset):
+        level (ReportsLatencyListLevel | Unset):  Default: 'subscription'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | FieldErrors | PaginatedLatencyList
+    """
+
+    return sync_detailed(
+        client=client,
+        event_type=event_type,
+        level=level,
+        page=page,
+        page_size=page_size,
+        room=room,
+        since=since,
+        subscription=subscription,
+        until=until,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    event_type: str | Unset = UNSET,
+    level: ReportsLatencyListLevel | Unset = "subscription",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Response[Error | FieldErrors | PaginatedLatencyList]:
+    """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type.
+
+    Args:
+        event_type (str | Unset):
+        level (ReportsLatencyListLevel | Unset):  Default: 'subscription'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | FieldErrors | PaginatedLatencyList]
+    """
+
+    kwargs = _get_kwargs(
+        event_type=event_type,
+        level=level,
+        page=page,
+        page_size=page_size,
+        room=room,
+        since=since,
+        subscription=subscription,
+        until=until,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    event_type: str | Unset = UNSET,
+    level: ReportsLatencyListLevel | Unset = "subscription",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Error | FieldErrors | PaginatedLatencyList | None:
+    """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type.
+
+    Args:
+        event_type (str | Unset):
+        level (ReportsLatencyListLevel | Unset):  Default: 'subscription'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | FieldErrors | PaginatedLatencyList
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            event_type=event_type,
+            level=level,
+            page=page,
+            page_size=page_size,
+            room=room,
+            since=since,
+            subscription=subscription,
+            until=until,
+        )
+    ).parsed

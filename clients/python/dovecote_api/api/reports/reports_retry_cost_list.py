@@ -1,0 +1,289 @@
+import datetime
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.field_errors import FieldErrors
+from ...models.paginated_retry_cost_list import PaginatedRetryCostList
+from ...models.reports_retry_cost_list_by import ReportsRetryCostListBy
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    by: ReportsRetryCostListBy | Unset = "room",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    json_by: str | Unset = UNSET
+    if not isinstance(by, Unset):
+        json_by = by
+
+    params["by"] = json_by
+
+    params["page"] = page
+
+    params["page_size"] = page_size
+
+    params["room"] = room
+
+    json_since: str | Unset = UNSET
+    if not isinstance(since, Unset):
+        json_since = since.isoformat()
+    params["since"] = json_since
+
+    params["subscription"] = subscription
+
+    json_until: str | Unset = UNSET
+    if not isinstance(until, Unset):
+        json_until = until.isoformat()
+    params["until"] = json_until
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/reports/retry-cost/",
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | FieldErrors | PaginatedRetryCostList | None:
+    if response.status_code == 200:
+        response_200 = PaginatedRetryCostList.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = FieldErrors.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | FieldErrors | PaginatedRetryCostList]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    by: ReportsRetryCostListBy | Unset = "room",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Response[Error | FieldErrors | PaginatedRetryCostList]:
+    """Sends of each kind and redelivery attempts per hour, per room (default) or subscription.
+
+    Args:
+        by (ReportsRetryCostListBy | Unset):  Default: 'room'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | FieldErrors | PaginatedRetryCostList]
+    """
+
+    kwargs = _get_kwargs(
+        by=by,
+        page=page,
+        page_size=page_size,
+        room=room,
+        since=since,
+        subscription=subscription,
+        until=until,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    by: ReportsRetryCostListBy | Unset = "room",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Error | FieldErrors | PaginatedRetryCostList | None:
+    """Sends of each kind and redelivery attempts per hour, per room (default) or subscription.
+
+    Args:
+        by (ReportsRetryCostListBy | Unset):  Default: 'room'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | FieldErrors | PaginatedRetryCostList
+    """
+
+    return sync_detailed(
+        client=client,
+        by=by,
+        page=page,
+        page_size=page_size,
+        room=room,
+        since=since,
+        subscription=subscription,
+        until=until,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    by: ReportsRetryCostListBy | Unset = "room",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Response[Error | FieldErrors | PaginatedRetryCostList]:
+    """Sends of each kind and redelivery attempts per hour, per room (default) or subscription.
+
+    Args:
+        by (ReportsRetryCostListBy | Unset):  Default: 'room'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | FieldErrors | PaginatedRetryCostList]
+    """
+
+    kwargs = _get_kwargs(
+        by=by,
+        page=page,
+        page_size=page_size,
+        room=room,
+        since=since,
+        subscription=subscription,
+        until=until,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    by: ReportsRetryCostListBy | Unset = "room",
+    page: int | Unset = UNSET,
+    page_size: int | Unset = UNSET,
+    room: int | Unset = UNSET,
+    since: datetime.datetime | Unset = UNSET,
+    subscription: int | Unset = UNSET,
+    until: datetime.datetime | Unset = UNSET,
+) -> Error | FieldErrors | PaginatedRetryCostList | None:
+    """Sends of each kind and redelivery attempts per hour, per room (default) or subscription.
+
+    Args:
+        by (ReportsRetryCostListBy | Unset):  Default: 'room'.
+        page (int | Unset):
+        page_size (int | Unset):
+        room (int | Unset):
+        since (datetime.datetime | Unset):
+        subscription (int | Unset):
+        until (datetime.datetime | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | FieldErrors | PaginatedRetryCostList
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            by=by,
+            page=page,
+            page_size=page_size,
+            room=room,
+            since=since,
+            subscription=subscription,
+            until=until,
+        )
+    ).parsed

@@ -1,0 +1,172 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.room import Room
+from ...types import Response
+
+
+def _get_kwargs(
+    room_id: int,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/v1/rooms/{room_id}/".format(
+            room_id=quote(str(room_id), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | Room | None:
+    if response.status_code == 200:
+        response_200 = Room.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Error | Room]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    room_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Error | Room]:
+    """Read a room
+
+    Args:
+        room_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | Room]
+    """
+
+    kwargs = _get_kwargs(
+        room_id=room_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    room_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Error | Room | None:
+    """Read a room
+
+    Args:
+        room_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | Room
+    """
+
+    return sync_detailed(
+        room_id=room_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    room_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Error | Room]:
+    """Read a room
+
+    Args:
+        room_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | Room]
+    """
+
+    kwargs = _get_kwargs(
+        room_id=room_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    room_id: int,
+    *,
+    client: AuthenticatedClient,
+) -> Error | Room | None:
+    """Read a room
+
+    Args:
+        room_id (int):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | Room
+    """
+
+    return (
+        await asyncio_detailed(
+            room_id=room_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,22 @@
+from typing import Literal
+
+MessagesListStatus = Literal[
+    "acked", "dead_lettered", "delivered", "expired", "leased", "pending", "queued", "retrying"
+]
+
+MESSAGES_LIST_STATUS_VALUES: set[MessagesListStatus] = {
+    "acked",
+    "dead_lettered",
+    "delivered",
+    "expired",
+    "leased",
+    "pending",
+    "queued",
+    "retrying",
+}
+
+
+def check_messages_list_status(value: str) -> MessagesListStatus:
+    if value in MESSAGES_LIST_STATUS_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {MESSAGES_LIST_STATUS_VALUES!r}")

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="PublishRequest")
+
+
+@_attrs_define
+class PublishRequest:
+    event_type: str
+    event_version: str
+    payload: Any
+    correlation_id: str | Unset = UNSET
+    idempotency_key: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        event_type = self.event_type
+
+        event_version = self.event_version
+
+        payload = self.payload
+
+        correlation_id = self.correlation_id
+
+        idempotency_key = self.idempotency_key
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "event_type": event_type,
+                "event_version": event_version,
+                "payload": payload,
+            }
+        )
+        if correlation_id is not UNSET:
+            field_dict["correlation_id"] = correlation_id
+        if idempotency_key is not UNSET:
+            field_dict["idempotency_key"] = idempotency_key
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        event_type = d.pop("event_type")
+
+        event_version = d.pop("event_version")
+
+        payload = d.pop("payload")
+
+        correlation_id = d.pop("correlation_id", UNSET)
+
+        idempotency_key = d.pop("idempotency_key", UNSET)
+
+        publish_request = cls(
+            event_type=event_type,
+            event_version=event_version,
+            payload=payload,
+            correlation_id=correlation_id,
+            idempotency_key=idempotency_key,
+        )
+
+        publish_request.additional_properties = d
+        return publish_request
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

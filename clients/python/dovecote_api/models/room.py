@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="Room")
+
+
+@_attrs_define
+class Room:
+    id: int
+    name: str
+    address: str
+    """ The broker address, `room-{id}`. """
+    created_at: datetime.datetime
+    updated_at: datetime.datetime
+    description: str | Unset = UNSET
+    message_expiration_ms: int | None | Unset = UNSET
+    """ Messages not delivered within this many ms expire; null or 0: never. """
+    delivery_delay_ms: int | Unset = UNSET
+    """ d: the base of the redelivery delay. """
+    delivery_delay_multiplier: float | Unset = UNSET
+    """ m: redelivery k waits d × m^k ms. """
+    delivery_attempts: int | Unset = UNSET
+    """ Redeliveries after the first attempt; 0: none. """
+    max_delivery_delay_ms: int | None | Unset = UNSET
+    """ Cap on the redelivery delay, at least delivery_delay_ms; null: no cap. """
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        name = self.name
+
+        address = self.address
+
+        created_at = self.created_at.isoformat()
+
+        updated_at = self.updated_at.isoformat()
+
+        description = self.description
+
+        message_expiration_ms: int | None | Unset
+        if isinstance(self.message_expiration_ms, Unset):
+            message_expiration_ms = UNSET
+        else:
+            message_expiration_ms = self.message_expiration_ms
+
+        delivery_delay_ms = self.delivery_delay_ms
+
+        delivery_delay_multiplier = self.delivery_delay_multiplier
+
+        delivery_attempts = self.delivery_attempts
+
+        max_delivery_delay_ms: int | None | Unset
+        if isinstance(self.max_delivery_delay_ms, Unset):
+            max_delivery_delay_ms = UNSET
+        else:
+            max_delivery_delay_ms = self.max_delivery_delay_ms
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "id": id,
+                "name": name,
+                "address": address,
+                "created_at": created_at,
+                "updated_at": updated_at,
+            }
+        )
+        if description is not UNSET:
+            field_dict["description"] = description
+        if message_expiration_ms is not UNSET:
+            field_dict["message_expiration_ms"] = message_expiration_ms
+        if delivery_delay_ms is not UNSET:
+            field_dict["delivery_delay_ms"] = delivery_delay_ms
+        if delivery_delay_multiplier is not UNSET:
+            field_dict["delivery_delay_multiplier"] = delivery_delay_multiplier
+        if delivery_attempts is not UNSET:
+            field_dict["delivery_attempts"] = delivery_attempts
+        if max_delivery_delay_ms is not UNSET:
+            field_dict["max_delivery_delay_ms"] = max_delivery_delay_ms
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        name = d.pop("name")
+
+        address = d.pop("address")
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
+
+        description = d.pop("description", UNSET)
+
+        def _parse_message_expiration_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        message_expiration_ms = _parse_message_expiration_ms(d.pop("message_expiration_ms", UNSET))
+
+        delivery_delay_ms = d.pop("delivery_delay_ms", UNSET)
+
+        delivery_delay_multiplier = d.pop("delivery_delay_multiplier", UNSET)
+
+        delivery_attempts = d.pop("delivery_attempts", UNSET)
+
+        def _parse_max_delivery_delay_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_delivery_delay_ms = _parse_max_delivery_delay_ms(d.pop("max_delivery_delay_ms", UNSET))
+
+        room = cls(
+            id=id,
+            name=name,
+            address=address,
+            created_at=created_at,
+            updated_at=updated_at,
+            description=description,
+            message_expiration_ms=message_expiration_ms,
+            delivery_delay_ms=delivery_delay_ms,
+            delivery_delay_multiplier=delivery_delay_multiplier,
+            delivery_attempts=delivery_attempts,
+            max_delivery_delay_ms=max_delivery_delay_ms,
+        )
+
+        room.additional_properties = d
+        return room
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,15 @@
+from typing import Literal
+
+RunStatusEnum = Literal["failed", "running", "succeeded"]
+
+RUN_STATUS_ENUM_VALUES: set[RunStatusEnum] = {
+    "failed",
+    "running",
+    "succeeded",
+}
+
+
+def check_run_status_enum(value: str) -> RunStatusEnum:
+    if value in RUN_STATUS_ENUM_VALUES:
+        return value
+    raise TypeError(f"Unexpected value {value!r}. Expected one of {RUN_STATUS_ENUM_VALUES!r}")

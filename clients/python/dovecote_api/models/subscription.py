@@ -1,0 +1,314 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.subscription_status_enum import SubscriptionStatusEnum, check_subscription_status_enum
+from ..models.type_enum import TypeEnum, check_type_enum
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.event_type_filter import EventTypeFilter
+
+
+T = TypeVar("T", bound="Subscription")
+
+
+@_attrs_define
+class Subscription:
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
+
+    id: int
+    room: int
+    name: str
+    type_: TypeEnum
+    """ * `push` - Push
+    * `pull` - Pull """
+    status: SubscriptionStatusEnum
+    """ * `active` - Active
+    * `paused` - Paused
+    * `disabled` - Disabled """
+    status_reason: str
+    destination: str
+    """ The broker queue, `room-{r}::subscription-{s}`. """
+    signing_secret: None | str
+    """ Push only: in full in the create and rotate-secret replies, else masked. """
+    last_error: str
+    last_error_at: datetime.datetime | None
+    created_at: datetime.datetime
+    updated_at: datetime.datetime
+    push_url: None | str | Unset = UNSET
+    """ Required for push, refused for pull (null; an empty string means the same). Must be http(s) and reach a
+    public address. """
+    event_types: list[EventTypeFilter] | Unset = UNSET
+    """ Empty: every event of the room. Each filter must name an event type the room has. """
+    delivery_delay_ms: int | None | Unset = UNSET
+    """ Null: the room's value. """
+    delivery_delay_multiplier: float | None | Unset = UNSET
+    """ Null: the room's value. """
+    delivery_attempts: int | None | Unset = UNSET
+    """ Null: the room's value. """
+    max_delivery_delay_ms: int | None | Unset = UNSET
+    """ Null: the room's value. """
+    max_in_flight: int | Unset = UNSET
+    timeout_ms: int | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        room = self.room
+
+        name = self.name
+
+        type_: str = self.type_
+
+        status: str = self.status
+
+        status_reason = self.status_reason
+
+        destination = self.destination
+
+        signing_secret: None | str
+        signing_secret = self.signing_secret
+
+        last_error = self.last_error
+
+        last_error_at: None | str
+        if isinstance(self.last_error_at, datetime.datetime):
+            last_error_at = self.last_error_at.isoformat()
+        else:
+            last_error_at = self.last_error_at
+
+        created_at = self.created_at.isoformat()
+
+        updated_at = self.updated_at.isoformat()
+
+        push_url: None | str | Unset
+        if isinstance(self.push_url, Unset):
+            push_url = UNSET
+        else:
+            push_url = self.push_url
+
+        event_types: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.event_types, Unset):
+            event_types = []
+            for event_types_item_data in self.event_types:
+                event_types_item = event_types_item_data.to_dict()
+                event_types.append(event_types_item)
+
+        delivery_delay_ms: int | None | Unset
+        if isinstance(self.delivery_delay_ms, Unset):
+            delivery_delay_ms = UNSET
+        else:
+            delivery_delay_ms = self.delivery_delay_ms
+
+        delivery_delay_multiplier: float | None | Unset
+        if isinstance(self.delivery_delay_multiplier, Unset):
+            delivery_delay_multiplier = UNSET
+        else:
+            delivery_delay_multiplier = self.delivery_delay_multiplier
+
+        delivery_attempts: int | None | Unset
+        if isinstance(self.delivery_attempts, Unset):
+            delivery_attempts = UNSET
+        else:
+            delivery_attempts = self.delivery_attempts
+
+        max_delivery_delay_ms: int | None | Unset
+        if isinstance(self.max_delivery_delay_ms, Unset):
+            max_delivery_delay_ms = UNSET
+        else:
+            max_delivery_delay_ms = self.max_delivery_delay_ms
+
+        max_in_flight = self.max_in_flight
+
+        timeout_ms = self.timeout_ms
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "id": id,
+                "room": room,
+                "name": name,
+                "type": type_,
+                "status": status,
+                "status_reason": status_reason,
+                "destination": destination,
+                "signing_secret": signing_secret,
+                "last_error": last_error,
+                "last_error_at": last_error_at,
+                "created_at": created_at,
+                "updated_at": updated_at,
+            }
+        )
+        if push_url is not UNSET:
+            field_dict["push_url"] = push_url
+        if event_types is not UNSET:
+            field_dict["event_types"] = event_types
+        if delivery_delay_ms is not UNSET:
+            field_dict["delivery_delay_ms"] = delivery_delay_ms
+        if delivery_delay_multiplier is not UNSET:
+            field_dict["delivery_delay_multiplier"] = delivery_delay_multiplier
+        if delivery_attempts is not UNSET:
+            field_dict["delivery_attempts"] = delivery_attempts
+        if max_delivery_delay_ms is not UNSET:
+            field_dict["max_delivery_delay_ms"] = max_delivery_delay_ms
+        if max_in_flight is not UNSET:
+            field_dict["max_in_flight"] = max_in_flight
+        if timeout_ms is not UNSET:
+            field_dict["timeout_ms"] = timeout_ms
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.event_type_filter import EventTypeFilter  # noqa: PLC0415
+
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        room = d.pop("room")
+
+        name = d.pop("name")
+
+        type_ = check_type_enum(d.pop("type"))
+
+        status = check_subscription_status_enum(d.pop("status"))
+
+        status_reason = d.pop("status_reason")
+
+        destination = d.pop("destination")
+
+        def _parse_signing_secret(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        signing_secret = _parse_signing_secret(d.pop("signing_secret"))
+
+        last_error = d.pop("last_error")
+
+        def _parse_last_error_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                last_error_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return last_error_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        last_error_at = _parse_last_error_at(d.pop("last_error_at"))
+
+        created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
+
+        updated_at = datetime.datetime.fromisoformat(d.pop("updated_at"))
+
+        def _parse_push_url(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        push_url = _parse_push_url(d.pop("push_url", UNSET))
+
+        _event_types = d.pop("event_types", UNSET)
+        event_types: list[EventTypeFilter] | Unset = UNSET
+        if _event_types is not UNSET:
+            event_types = []
+            for event_types_item_data in _event_types:
+                event_types_item = EventTypeFilter.from_dict(event_types_item_data)
+
+                event_types.append(event_types_item)
+
+        def _parse_delivery_delay_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        delivery_delay_ms = _parse_delivery_delay_ms(d.pop("delivery_delay_ms", UNSET))
+
+        def _parse_delivery_delay_multiplier(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        delivery_delay_multiplier = _parse_delivery_delay_multiplier(d.pop("delivery_delay_multiplier", UNSET))
+
+        def _parse_delivery_attempts(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        delivery_attempts = _parse_delivery_attempts(d.pop("delivery_attempts", UNSET))
+
+        def _parse_max_delivery_delay_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_delivery_delay_ms = _parse_max_delivery_delay_ms(d.pop("max_delivery_delay_ms", UNSET))
+
+        max_in_flight = d.pop("max_in_flight", UNSET)
+
+        timeout_ms = d.pop("timeout_ms", UNSET)
+
+        subscription = cls(
+            id=id,
+            room=room,
+            name=name,
+            type_=type_,
+            status=status,
+            status_reason=status_reason,
+            destination=destination,
+            signing_secret=signing_secret,
+            last_error=last_error,
+            last_error_at=last_error_at,
+            created_at=created_at,
+            updated_at=updated_at,
+            push_url=push_url,
+            event_types=event_types,
+            delivery_delay_ms=delivery_delay_ms,
+            delivery_delay_multiplier=delivery_delay_multiplier,
+            delivery_attempts=delivery_attempts,
+            max_delivery_delay_ms=max_delivery_delay_ms,
+            max_in_flight=max_in_flight,
+            timeout_ms=timeout_ms,
+        )
+
+        subscription.additional_properties = d
+        return subscription
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
