@@ -3,11 +3,12 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun
+from dovecote.inputs import IdField
 
 
 class ReportFilters(serializers.Serializer):
-    room = serializers.IntegerField(required=False)
-    subscription = serializers.IntegerField(required=False)
+    room = IdField(required=False)
+    subscription = IdField(required=False)
     since = serializers.DateTimeField(required=False, help_text="hours from this one")
     until = serializers.DateTimeField(required=False, help_text="hours before this one")
 
@@ -23,7 +24,7 @@ class LatencyFilters(HourlyFilters):
 
 class ErrorFilters(ReportFilters):
     outcome = serializers.CharField(required=False)
-    status_code = serializers.IntegerField(required=False)
+    status_code = serializers.IntegerField(required=False, min_value=100, max_value=599)
 
 
 class RetryCostFilters(ReportFilters):

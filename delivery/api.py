@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from delivery import dead_letters, pull
 from dovecote.api_errors import Conflict, error_responses
+from dovecote.inputs import IdField
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
 from delivery.serializers import (
@@ -112,8 +113,8 @@ class NewestFirst(pagination.CursorPagination):
 
 
 class MessageLogFilters(serializers.Serializer):
-    room = serializers.IntegerField(required=False)
-    subscription = serializers.IntegerField(required=False)
+    room = IdField(required=False)
+    subscription = IdField(required=False)
     correlation_id = serializers.CharField(required=False)
     status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
     event_type = serializers.CharField(required=False)

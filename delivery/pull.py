@@ -24,6 +24,7 @@ from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, DeliveryAttempt
 from delivery.push import prepare
 from delivery.transports import PushResult
+from dovecote.inputs import read_id
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.pull")
@@ -170,8 +171,8 @@ def leased(subscription: Subscription, ack_ids: list[str], result: Settled) -> l
     parsed = {}
     for ack_id in ack_ids:
         delivery_id, _, token = ack_id.partition(".")
-        if delivery_id.isdigit() and token:
-            parsed[ack_id] = (int(delivery_id), token)
+        if (pk := read_id(delivery_id)) is not None and token:
+            parsed[ack_id] = (pk, token)
         else:
             result.failed.append({"ack_id": ack_id, "error": "not an ack id"})
     rows = Delivery.objects.select_related("message__room").in_bulk([pk for pk, _ in parsed.values()])

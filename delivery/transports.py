@@ -16,6 +16,9 @@ from delivery.url_safety import UnsafePushUrl, check_push_url
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500
+# The longest wait a receiver's Retry-After can ask for (docs/security.md); longer values are cut to it.
+MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
+RETRY_AFTER_MAX_CHARS = 64  # an HTTP date is 29 characters; a longer header is not read
 Outcome = DeliveryAttempt.Outcome
 
 
@@ -105,17 +108,22 @@ class PushTransport:
 
 
 def retry_after_ms(response: httpx.Response) -> int | None:
-    """Read Retry-After (seconds or an HTTP date) as milliseconds from now, if present and valid."""
+    """Read Retry-After (seconds or an HTTP date) as milliseconds from now, at most MAX_RETRY_AFTER_MS.
+
+    The receiver writes this header, so its value is bounded before any arithmetic: a number of any
+    length or a date far ahead is read as "wait the longest", never as an overflow.
+    """
     value = response.headers.get("Retry-After", "").strip()
-    if not value:
-        return None
-    if value.isdigit():
-        return int(value) * 1000
+    if not value or len(value) > RETRY_AFTER_MAX_CHARS:
+        return MAX_RETRY_AFTER_MS if value.isascii() and value.isdigit() else None
+    if value.isascii() and value.isdigit():
+        return min(int(value) * 1000, MAX_RETRY_AFTER_MS)
     try:
         when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        seconds = when.timestamp() - time.time()
+    except (TypeError, ValueError, OverflowError, OSError):
         return None
-    return max(0, int((when.timestamp() - time.time()) * 1000))
+    return int(min(max(0.0, seconds * 1000), MAX_RETRY_AFTER_MS))
 
 
 def _ms_since(started: float) -> int:

@@ -131,6 +131,8 @@ DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 30, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
+# JSON (request bodies, schemas, payloads) nested deeper than this many arrays and objects is refused.
+DOVECOTE_MAX_JSON_DEPTH = env_int("DOVECOTE_MAX_JSON_DEPTH", 64, minimum=2, maximum=200)
 # Requests per API key (per client address for calls without one), e.g. 6000/min; over it: 429.
 DOVECOTE_API_RATE = env_rate("DOVECOTE_API_RATE", "6000/min")
 
@@ -161,7 +163,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
                                  "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["dovecote.inputs.JsonBodyParser"],
     "EXCEPTION_HANDLER": "dovecote.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",

@@ -7,14 +7,15 @@ import math
 import uuid
 from typing import Any, ClassVar
 
-import jsonschema
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.text import capfirst
 
 from delivery.models import Delivery
 from delivery.retry import RetryPolicy
 from delivery.url_safety import UnsafePushUrl, check_push_url
 from rooms.models import ApiKey, EventType, Room
+from rooms.schemas import SchemaRefused, check_schema
 from rooms.serializers import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, contains_nul
 from subscriptions.models import Subscription
 from subscriptions.serializers import MAX_IN_FLIGHT, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
@@ -151,10 +152,9 @@ class EventTypeForm(forms.ModelForm):
         if contains_nul(schema):
             raise ValidationError("Must not contain NUL characters.")
         try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as error:
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise ValidationError(f"Not a valid JSON Schema: {where}: {error.message}") from None
+            check_schema(schema)
+        except SchemaRefused as refused:
+            raise ValidationError(capfirst(str(refused))) from None
         return schema
 
     def clean(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from delivery.models import Delivery
 from delivery.publish import Event, PublishRejected, publish
 from dovecote.ui.forms import SubscriptionForm, TestEventForm
 from dovecote.ui.schedule import schedule_context, settings_values
+from dovecote.inputs import read_id
 from dovecote.ui.shortcuts import posted, render_page, staff_required
 from rooms.models import EventType, Room
 from subscriptions.actions import delete_subscription, resume_subscription
@@ -34,8 +35,8 @@ def subscription_list(request: HttpRequest) -> TemplateResponse:
     """List every subscription (filtered by room, type, status) with its in-flight and dead-letter counts."""
     rows = Subscription.objects.select_related("room").order_by("room__name", "name")
     filters = {name: request.GET[name] for name in ("room", "type", "status") if request.GET.get(name)}
-    if filters.get("room", "").isdigit():
-        rows = rows.filter(room_id=filters["room"])
+    if (room_id := read_id(filters.get("room", ""))) is not None:
+        rows = rows.filter(room_id=room_id)
     if filters.get("type") in Subscription.Type.values:
         rows = rows.filter(type=filters["type"])
     if filters.get("status") in Subscription.Status.values:
