@@ -9,6 +9,9 @@ STAMP       := $(VENV)/.installed
 NODE_STAMP  := node_modules/.package-lock.json
 SERVICES_ENV := var/services.env
 PYTEST_ARGS ?=
+# Every target serves plain HTTP on this machine, so production's HTTPS-only settings are relaxed
+# (docs/security.md); a caller's own DOVECOTE_HTTPS wins.
+export DOVECOTE_HTTPS ?= false
 
 # Export var/services.env, keeping any variable the caller already set (the caller wins).
 LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \

@@ -50,6 +50,7 @@ def bench_env() -> dict[str, str]:
         "DOVECOTE_API_RATE": "100000000/min",
         "DOVECOTE_LOG_LEVEL": "WARNING",
         "DJANGO_SETTINGS_MODULE": "dovecote.settings",
+        "DOVECOTE_HTTPS": "false",  # plain HTTP on this machine (docs/security.md)
     }
 
 

@@ -6,8 +6,10 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from dovecote.health import healthz
+from dovecote.ui.login import AdminLoginForm
 
 handler404 = "dovecote.api_errors.not_found"
+admin.site.login_form = AdminLoginForm  # failed sign-ins limited per address, as on the UI's login page
 
 urlpatterns = [
     path("healthz/", healthz, name="healthz"),

@@ -26,6 +26,13 @@ MAX_FILTERS = 100
 SHOWN_SECRET_CHARS = len("whsec_") + 4
 
 
+def masked_secret(subscription: Subscription) -> str | None:
+    """Return the start of a push subscription's signing secret, enough to tell secrets apart."""
+    if subscription.type != Subscription.Type.PUSH:
+        return None
+    return subscription.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+
+
 class EventTypeFilterSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     version = serializers.CharField(max_length=50, required=False, allow_null=True,
@@ -77,7 +84,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             return None
         if self.context.get("reveal_secret"):
             return subscription.signing_secret
-        return subscription.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+        return masked_secret(subscription)
 
     def to_representation(self, subscription: Subscription) -> dict[str, Any]:
         data = super().to_representation(subscription)
