@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from delivery import dead_letters, pull
+from delivery.long_polls import long_poll_slot
 from dovecote.api_errors import Conflict, error_responses
 from dovecote.inputs import IdField
 from delivery.models import Delivery, DeliveryAttempt, Message
@@ -43,7 +44,8 @@ from subscriptions.models import Subscription
 
 
 class PublishView(APIView):
-    @extend_schema(request=PublishSerializer, responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413)})
+    @extend_schema(request=PublishSerializer,
+                   responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         event = event_from(PublishSerializer(data=request.data), request)
@@ -56,7 +58,7 @@ class PublishView(APIView):
 
 class BatchPublishView(APIView):
     @extend_schema(request=BatchPublishSerializer,
-                   responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413)})
+                   responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         items = BatchPublishSerializer(data=request.data)
@@ -176,13 +178,18 @@ def valid(serializer_class: type[serializers.Serializer], data: object) -> dict:
 
 
 class PullView(APIView):
-    @extend_schema(request=PullSerializer, responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409)})
+    @extend_schema(request=PullSerializer,
+                   responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409, 413, 503)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         if not subscription.is_active:
             raise Conflict(f"subscription {subscription.pk} is {subscription.status}: resume it to pull")
         options = valid(PullSerializer, request.data)
-        leases = pull.pull(subscription, **options)
+        if options["wait_ms"] > 0:  # a long poll holds this thread: within the process's limits only
+            with long_poll_slot(api_key(request).pk):
+                leases = pull.pull(subscription, **options)
+        else:
+            leases = pull.pull(subscription, **options)
         return Response({"messages": PulledMessageSerializer(leases, many=True).data})
 
 

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -54,18 +55,26 @@ class Settled:
 
 
 def pull(subscription: Subscription, *, max_messages: int, lease_ms: int, wait_ms: int) -> list[Lease]:
-    """Lease up to `max_messages`, waiting up to `wait_ms` for the first one."""
+    """Lease up to `max_messages`, waiting up to `wait_ms` for the first one.
+
+    The reply's size is capped too: once the leased bodies add up to DOVECOTE_PULL_REPLY_MAX_BYTES
+    no more are taken (one is always taken); frames received but not taken go back to the queue.
+    """
     broker = shared_broker()
     leases: list[Lease] = []
+    size, max_bytes = 0, settings.DOVECOTE_PULL_REPLY_MAX_BYTES
     deadline = time.monotonic() + max(wait_ms / 1000, FIRST_FRAME_MIN_WAIT_S)
     with broker.consumer(subscription.destination, prefetch=max_messages) as consumer:
-        while len(leases) < max_messages:
+        while len(leases) < max_messages and size < max_bytes:
             wait_s = MORE_FRAMES_WAIT_S if leases else max(0.0, deadline - time.monotonic())
             frame = consumer.receive(timeout=wait_s)
             if frame is None:
                 break
+            if leases and size + len(frame.body) > max_bytes:
+                break  # unacked: the broker hands it out again
             if lease := take(subscription, consumer, frame, lease_ms):
                 leases.append(lease)
+                size += len(frame.body)
     return leases
 
 

@@ -173,6 +173,16 @@ DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 # JSON (request bodies, schemas, payloads) nested deeper than this many arrays and objects is refused.
 DOVECOTE_MAX_JSON_DEPTH = env_int("DOVECOTE_MAX_JSON_DEPTH", 64, minimum=2, maximum=200)
+# Quotas and caps (docs/security.md).
+DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM = env_int("DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM", 100, minimum=1)
+# A pull reply stops taking messages once their bodies add up to this many bytes (it always has one).
+DOVECOTE_PULL_REPLY_MAX_BYTES = env_int("DOVECOTE_PULL_REPLY_MAX_BYTES", 4 * 1024 * 1024, minimum=1024)
+# Replaying dead letters happens in transactions of at most this many.
+DOVECOTE_REPLAY_CHUNK = env_int("DOVECOTE_REPLAY_CHUNK", 500, minimum=1)
+# Long polls (pulls with wait_ms > 0) each hold a web thread: at most this many at once per web
+# process, and per API key within a process; the others are answered 429 at once.
+DOVECOTE_LONG_POLLS = env_int("DOVECOTE_LONG_POLLS", 2, minimum=0)
+DOVECOTE_LONG_POLLS_PER_KEY = env_int("DOVECOTE_LONG_POLLS_PER_KEY", 1, minimum=0)
 # Requests per API key (per client address for calls without one), e.g. 6000/min; over it: 429.
 DOVECOTE_API_RATE = env_rate("DOVECOTE_API_RATE", "6000/min")
 # Failed sign-ins per client address: passwords (UI and admin) and API keys. Over it, every attempt

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import referencing.exceptions
+from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -72,6 +73,14 @@ class Room(models.Model):
             for f in filters
             if ((f["name"], f["version"]) not in known if f.get("version") else f["name"] not in names)
         ]
+
+    def subscription_quota_error(self) -> str:
+        """Say why no subscription can be added to this room (empty when one can): the per-room quota."""
+        limit = settings.DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM
+        if self.subscriptions.count() >= limit:
+            return (f"room {self.pk} already has {limit} subscriptions, the most a room may have "
+                    f"(DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM); delete one first")
+        return ""
 
     def expires_at(self, published_at: datetime) -> datetime | None:
         """Return when a message published at `published_at` expires, or None if never."""

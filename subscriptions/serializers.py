@@ -128,6 +128,9 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     def create(self, validated_data: dict[str, Any]) -> Subscription:
         with unique_or_conflict("name", self.taken(validated_data["name"])):
+            room = Room.objects.select_for_update().get(pk=self.context["room"].pk)  # creates queue up here
+            if problem := room.subscription_quota_error():
+                raise Conflict({"room": [problem]})
             return Subscription.objects.create(room=self.context["room"], **validated_data)
 
     def update(self, instance: Subscription, validated_data: dict[str, Any]) -> Subscription:

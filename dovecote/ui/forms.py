@@ -44,7 +44,7 @@ class BoundedJSONField(forms.JSONField):
         try:
             converted = parse_json(value)
         except BadJson as error:
-            raise ValidationError(f"Enter valid JSON: {error}.", code="invalid") from None
+            raise ValidationError(f"Enter a valid JSON. {capfirst(str(error))}.", code="invalid") from None
         return JSONString(converted) if isinstance(converted, str) else converted
 
     def bound_data(self, data: Any, initial: Any) -> Any:
@@ -59,10 +59,13 @@ class BoundedJSONField(forms.JSONField):
 class IdChoiceMixin:
     """Read a model choice's value as an id first: a value no id can have is an invalid choice, not a query."""
 
+    error_messages: dict[str, str]
+
     def clean_id(self, value: Any) -> Any:
         if value in (None, "") or read_id(value) is not None:
             return value
-        raise ValidationError(f"{str(value)[:40]!r} is not one of the available choices.", code="invalid_choice")
+        raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
+                              params={"value": str(value)[:40]})
 
 
 class IdChoiceField(IdChoiceMixin, forms.ModelChoiceField):
@@ -283,6 +286,8 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        if not self.instance.pk and (problem := self.room.subscription_quota_error()):
+            raise ValidationError(capfirst(problem) + ".")
         kind, url = data.get("type"), data.get("push_url") or ""
         data["push_url"] = url
         if kind == Subscription.Type.PUSH and not url and "push_url" not in self.errors:

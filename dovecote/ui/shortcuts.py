@@ -39,6 +39,12 @@ def staff_required(view: View) -> View:
     return checked
 
 
+def require_permission(request: HttpRequest, permission: str) -> None:
+    """Refuse (403) a user without `permission`: minting keys and destructive actions need more than staff status."""
+    if not request.user.has_perm(permission):
+        raise PermissionDenied(f"this action needs the permission {permission!r}; ask an administrator")
+
+
 def render_page(request: HttpRequest, template: str, context: dict[str, Any], *,
                 fragments: Iterable[str] = ()) -> TemplateResponse:
     """Render `template`, or only its partial named by the htmx target's id when it is one of `fragments`."""

@@ -19,7 +19,7 @@ from delivery.publish import Event, PublishRejected, publish
 from dovecote.ui.forms import SubscriptionForm, TestEventForm
 from dovecote.ui.schedule import schedule_context, settings_values
 from dovecote.inputs import read_id
-from dovecote.ui.shortcuts import posted, render_page, staff_required
+from dovecote.ui.shortcuts import posted, render_page, require_permission, staff_required
 from rooms.models import EventType, Room
 from subscriptions.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
@@ -157,6 +157,7 @@ def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpRespo
 @require_POST
 def subscription_rotate_secret(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Replace a push subscription's signing secret and show the new one, once."""
+    require_permission(request, "subscriptions.change_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     if subscription.type != Subscription.Type.PUSH:
         messages.error(request, "Only push subscriptions have a signing secret.")
@@ -204,6 +205,7 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
 @require_http_methods(["GET", "POST"])
 def subscription_delete(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Ask to confirm, then delete a subscription (what is still on its way is dead-lettered first)."""
+    require_permission(request, "subscriptions.delete_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     room_id = subscription.room_id
     if request.method == "POST":
