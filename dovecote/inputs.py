@@ -35,27 +35,41 @@ def parse_json(text: str | bytes, *, max_depth: int | None = None) -> Any:
     try:
         value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float, parse_int=_bounded_int)
     except RecursionError:
-        raise BadJson(f"the JSON is nested deeper than {limit} levels") from None
+        raise BadJson(f"the JSON is nested deeper than {limit} levels (arrays and objects)") from None
     except UnicodeDecodeError as error:
         raise BadJson(f"the body is not UTF-8: {error.reason} at byte {error.start}") from None
     except json.JSONDecodeError as error:
         raise BadJson(f"not valid JSON: {error.msg} at line {error.lineno} column {error.colno}") from None
-    if (depth := json_depth(value, limit)) > limit:
-        raise BadJson(f"the JSON is nested {depth}+ levels deep; the limit is {limit}")
+    if json_depth(value, limit) > limit:
+        raise BadJson(f"the JSON is nested deeper than {limit} levels (arrays and objects)")
     return value
 
 
 def json_depth(value: Any, limit: int) -> int:
-    """Return how deep arrays and objects nest in `value` (a scalar is 0), counting at most to `limit` + 1."""
+    """Return how deep arrays and objects nest in `value` (a scalar is 0), counting at most to `limit` + 1.
+
+    Raise BadJson, naming where, for a string holding NUL (`\\u0000`): PostgreSQL stores none in text or JSON.
+    """
     deepest = 0
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > limit:
-            return depth
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        node, depth, path = stack.pop()
+        if isinstance(node, str):
+            if "\x00" in node:
+                raise BadJson(f"the string at {path or '(root)'} holds a NUL character (\\u0000), which cannot be "
+                              f"stored")
+            continue
+        if not isinstance(node, (dict, list)):
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > limit:
+            return deepest
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in items:
+            where = f"{path}/{key}" if path else str(key)
+            if isinstance(key, str) and "\x00" in key:
+                raise BadJson(f"a key at {path or '(root)'} holds a NUL character (\\u0000), which cannot be stored")
+            stack.append((child, depth + 1, where))
     return deepest
 
 
