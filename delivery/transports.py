@@ -16,9 +16,6 @@ from delivery.url_safety import UnsafePushUrl, check_push_url
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500
-# The longest wait a receiver's Retry-After can ask for (docs/security.md); longer values are cut to it.
-MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
-RETRY_AFTER_MAX_CHARS = 64  # an HTTP date is 29 characters; a longer header is not read
 Outcome = DeliveryAttempt.Outcome
 
 
@@ -105,6 +102,11 @@ class PushTransport:
             error=f"HTTP {response.status_code}: {response.text[:ERROR_BODY_CHARS]}".strip(),
             retry_after_ms=retry_after_ms(response) if response.status_code in (429, 503) else None,
         )
+
+
+# The longest wait a receiver's Retry-After can ask for (docs/security.md); longer values are cut to it.
+MAX_RETRY_AFTER_MS = 24 * 3600 * 1000
+RETRY_AFTER_MAX_CHARS = 64  # an HTTP date is 29 characters; a longer header is not read
 
 
 def retry_after_ms(response: httpx.Response) -> int | None:
