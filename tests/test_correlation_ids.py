@@ -16,7 +16,7 @@ def event(**fields: object) -> dict:
     return {"event_type": "order.created", "event_version": "1", "payload": {"order_id": 1}, **fields}
 
 
-@pytest.mark.parametrize("correlation_id", ["order-1\r\nX-Evil: 1", "tab\there", "naïve", "nul\x00", "bell\x07"])
+@pytest.mark.parametrize("correlation_id", ["order-1\r\nX-Evil: 1", "tab\there", "naïve", "bell\x07"])
 def test_a_correlation_id_that_cannot_be_a_header_is_400_naming_it(client: Client, admin_key: str,
                                                                     correlation_id: str) -> None:
     room = make_room()
@@ -25,7 +25,7 @@ def test_a_correlation_id_that_cannot_be_a_header_is_400_naming_it(client: Clien
                         admin_key)
     assert response.status_code == 400
     [message] = response.json()["correlation_id"]
-    assert "HTTP header" in message or "Null characters" in message
+    assert "HTTP header" in message
     batch = call_api(client, "post", f"/api/v1/rooms/{room.pk}/messages/batch/",
                      {"messages": [event(), event(correlation_id=correlation_id)]}, admin_key)
     assert batch.status_code == 400 and set(batch.json()["messages"]) == {"1"}
