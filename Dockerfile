@@ -26,7 +26,10 @@ COPY . .
 COPY --from=assets /assets/node_modules ./node_modules
 
 # Static files (with htmx from node_modules) are collected at build time; var/ must be writable.
-RUN DJANGO_SECRET_KEY=collectstatic-only python manage.py collectstatic --no-input --verbosity 0 \
+# (collectstatic reads the settings, which want keys: throwaway ones, used for nothing and kept nowhere.)
+RUN DJANGO_DEBUG=true DJANGO_SECRET_KEY=collectstatic-only \
+    DOVECOTE_SECRETS_KEY=$(python -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())') \
+    python manage.py collectstatic --no-input --verbosity 0 \
     && mkdir -p var \
     && chown dovecote:dovecote var
 

@@ -9,6 +9,9 @@ STAMP       := $(VENV)/.installed
 NODE_STAMP  := node_modules/.package-lock.json
 SERVICES_ENV := var/services.env
 PYTEST_ARGS ?=
+# Every target serves plain HTTP on this machine, so production's HTTPS-only settings are relaxed
+# (docs/security.md); a caller's own DOVECOTE_HTTPS wins.
+export DOVECOTE_HTTPS ?= false
 
 # Export var/services.env, keeping any variable the caller already set (the caller wins).
 LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
@@ -24,7 +27,7 @@ LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
 help:
 	@echo "make demo      run everything in one process with demo data (no services needed)"
 	@echo "make demo-reset  the same, from a fresh database"
-	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt"
+	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt and requirements-dev.txt"
 	@echo "make services  start PostgreSQL, Redis and Apache Artemis (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
 	@echo "make screenshots  regenerate docs/screenshots/*.png (the web UI at 1280x800) from the browser tests"
@@ -45,8 +48,9 @@ demo-reset:
 	rm -f var/dovecote.sqlite3 var/dovecote.sqlite3-wal var/dovecote.sqlite3-shm
 	@$(MAKE) --no-print-directory demo
 
-# venv: the virtualenv, rebuilt when requirements.txt changes (a warm run does nothing), and the
-# web UI's front-end packages.
+# venv: the virtualenv with what Dovecote runs (requirements.txt) and the test tools
+# (requirements-dev.txt), rebuilt when either changes (a warm run does nothing), and the web UI's
+# front-end packages. The Docker image installs requirements.txt alone.
 venv: $(STAMP) assets
 
 # assets: the web UI's npm packages (htmx), installed exactly as package-lock.json says into
@@ -61,14 +65,14 @@ $(NODE_STAMP): package.json package-lock.json
 # The Python client and the receiver kit, installed editable: their tests import them from here.
 LOCAL_PACKAGES := clients/python receivers/python
 
-$(STAMP): requirements.txt $(addsuffix /pyproject.toml,$(LOCAL_PACKAGES))
+$(STAMP): requirements.txt requirements-dev.txt $(addsuffix /pyproject.toml,$(LOCAL_PACKAGES))
 	@python=$$(bash scripts/find-python); \
 	if ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	  echo "creating $(VENV) with $$python"; \
 	  rm -rf $(VENV); \
 	  "$$python" -m venv $(VENV); \
 	fi
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps $(addprefix -e ,$(LOCAL_PACKAGES))
 	@touch $@
 

@@ -147,3 +147,6 @@ class RunsView(generics.ListAPIView):
 
     def get_queryset(self) -> QuerySet[ReportRun]:
         return ReportRun.objects.order_by("-started_at", "-id")
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "internals": api_key(self.request).is_admin}

@@ -3,11 +3,12 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun
+from dovecote.inputs import IdField
 
 
 class ReportFilters(serializers.Serializer):
-    room = serializers.IntegerField(required=False)
-    subscription = serializers.IntegerField(required=False)
+    room = IdField(required=False)
+    subscription = IdField(required=False)
     since = serializers.DateTimeField(required=False, help_text="hours from this one")
     until = serializers.DateTimeField(required=False, help_text="hours before this one")
 
@@ -23,7 +24,7 @@ class LatencyFilters(HourlyFilters):
 
 class ErrorFilters(ReportFilters):
     outcome = serializers.CharField(required=False)
-    status_code = serializers.IntegerField(required=False)
+    status_code = serializers.IntegerField(required=False, min_value=100, max_value=599)
 
 
 class RetryCostFilters(ReportFilters):
@@ -88,7 +89,22 @@ class EndpointSerializer(serializers.Serializer):
 
 
 class RunSerializer(serializers.ModelSerializer):
+    """A report run; where it ran (`master`), what it recomputed (`scope`) and why it failed (`error`) are
+    internal to the operators, so only admin keys see them (null for the others, context `internals`)."""
+
+    INTERNAL = ("master", "scope", "error")
+
+    master = serializers.CharField(allow_null=True, help_text="Admin keys only; null for room keys.")
+    scope = serializers.CharField(allow_null=True, help_text="Admin keys only; null for room keys.")
+    error = serializers.CharField(allow_null=True, help_text="Admin keys only; null for room keys.")
+
     class Meta:
         model = ReportRun
         fields = ["id", "status", "mode", "master", "window_start", "window_end", "started_at", "finished_at",
                   "progress", "stage", "scope", "hours_processed", "rows_written", "error", "watermark_at"]
+
+    def to_representation(self, run: ReportRun) -> dict:
+        data = super().to_representation(run)
+        if not self.context.get("internals"):
+            data.update(dict.fromkeys(self.INTERNAL))
+        return data

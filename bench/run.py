@@ -59,6 +59,7 @@ def bench_env() -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "dovecote.settings",
         # bin/web and bin/worker find gunicorn and celery on PATH, as under `make run`.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "DOVECOTE_HTTPS": "false",  # plain HTTP on this machine (docs/security.md)
     }
 
 

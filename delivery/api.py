@@ -16,7 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from delivery import dead_letters, pull
+from delivery.long_polls import long_poll_slot
 from dovecote.api_errors import Conflict, error_responses
+from dovecote.inputs import IdField
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
 from delivery.serializers import (
@@ -53,7 +55,7 @@ CORRELATION_HEADER = OpenApiParameter(
 class PublishView(APIView):
     @extend_schema(operation_id="messages_publish", tags=["messages"], summary="Publish an event to a room",
                    parameters=[CORRELATION_HEADER], request=PublishSerializer,
-                   responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413)})
+                   responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         event = event_from(PublishSerializer(data=request.data), request)
@@ -70,7 +72,7 @@ class BatchPublishView(APIView):
                    description="One invalid item rejects the batch with 400 naming its index. The "
                                "`X-Correlation-ID` header applies to every item whose body names no id.",
                    parameters=[CORRELATION_HEADER], request=BatchPublishSerializer,
-                   responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413)})
+                   responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         room = room_for(request, room_id)
         items = BatchPublishSerializer(data=request.data)
@@ -127,8 +129,8 @@ class NewestFirst(pagination.CursorPagination):
 
 
 class MessageLogFilters(serializers.Serializer):
-    room = serializers.IntegerField(required=False)
-    subscription = serializers.IntegerField(required=False)
+    room = IdField(required=False)
+    subscription = IdField(required=False)
     correlation_id = serializers.CharField(required=False)
     status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
     event_type = serializers.CharField(required=False)
@@ -191,13 +193,18 @@ def valid(serializer_class: type[serializers.Serializer], data: object) -> dict:
 
 class PullView(APIView):
     @extend_schema(operation_id="subscriptions_pull", summary="Lease messages of a pull subscription",
-                   request=PullSerializer, responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409)})
+                   request=PullSerializer,
+                   responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409, 413, 503)})
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
         if not subscription.is_active:
             raise Conflict(f"subscription {subscription.pk} is {subscription.status}: resume it to pull")
         options = valid(PullSerializer, request.data)
-        leases = pull.pull(subscription, **options)
+        if options["wait_ms"] > 0:  # a long poll holds this thread: within the process's limits only
+            with long_poll_slot(api_key(request).pk):
+                leases = pull.pull(subscription, **options)
+        else:
+            leases = pull.pull(subscription, **options)
         return Response({"messages": PulledMessageSerializer(leases, many=True).data})
 
 

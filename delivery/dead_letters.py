@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -30,13 +31,29 @@ def dead_letters(subscription: Subscription, *, since: datetime | None = None, u
 
 
 def replay(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> list[int]:
-    """Send dead letters again (all of them when `message_ids` is None); return the delivery ids."""
+    """Send dead letters again (all of them when `message_ids` is None); return the delivery ids.
+
+    They are taken in id order, DOVECOTE_REPLAY_CHUNK at a time, each chunk in its own short
+    transaction and handed to the relay when it commits: replaying a million dead letters holds no
+    lock on all of them at once and no list of all of them in memory. A dead letter that dies again
+    while the replay runs is not taken twice (the id only grows).
+    """
     chosen = dead_letters(subscription)
     if message_ids is not None:
         chosen = chosen.filter(message_id__in=message_ids)
+    ids: list[int] = []
+    after = 0
+    while chunk := replay_chunk(chosen.filter(pk__gt=after), settings.DOVECOTE_REPLAY_CHUNK):
+        ids += chunk
+        after = chunk[-1]
+    return ids
+
+
+def replay_chunk(chosen: QuerySet[Delivery], size: int) -> list[int]:
+    """Replay the first `size` of `chosen` (by id) in one transaction; return their ids."""
     now = timezone.now()
     with transaction.atomic():
-        ids = list(chosen.select_for_update().values_list("pk", flat=True))
+        ids = list(chosen.order_by("pk").select_for_update().values_list("pk", flat=True)[:size])
         Delivery.objects.filter(pk__in=ids).replay(now)
         replayed = list(Delivery.objects.filter(pk__in=ids).select_related("message__room", "subscription__room"))
         transaction.on_commit(lambda: relay().submit(replayed))

@@ -145,6 +145,9 @@ def events_errors(room: Room, events: dict[int, Event]) -> dict[str, dict[str, l
 
 
 def event_errors(room: Room, event_type: EventType | None, event: Event) -> dict[str, list[str]]:
+    if problem := header_value_problem(event.correlation_id):
+        # It travels as the X-Correlation-ID header of every push: refused now, not dead-lettered later.
+        return {"correlation_id": [f"{problem}; it is sent as an HTTP header (X-Correlation-ID)"]}
     if event_type is None:
         return {"event_type": [
             f"room {room.name!r} has no event type {event.event_type!r} version {event.event_version!r}"
@@ -160,3 +163,11 @@ def published_reply(message: Message, deliveries: Any) -> Published:
         correlation_id=message.correlation_id,
         destinations=[{"subscription_id": d.subscription_id, "destination": d.destination} for d in deliveries],
     )
+
+
+def header_value_problem(value: str) -> str:
+    """Say what keeps `value` from being an HTTP header value (empty when nothing does)."""
+    for index, char in enumerate(value):
+        if not " " <= char <= "~":
+            return f"character {index + 1} ({char!r}) is not printable ASCII"
+    return ""

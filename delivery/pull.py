@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -26,6 +27,7 @@ from delivery.broker import BrokerError, ReceivedMessage
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, DeliveryAttempt
 from delivery.transports import PushResult
+from dovecote.inputs import read_id
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.pull")
@@ -56,22 +58,36 @@ class Settled:
 
 
 def pull(subscription: Subscription, *, max_messages: int, lease_ms: int, wait_ms: int) -> list[Lease]:
-    """Lease up to `max_messages`, waiting up to `wait_ms` for the first one."""
+    """Lease up to `max_messages`, waiting up to `wait_ms` for the first one.
+
+    The reply's size is capped too: once the leased bodies add up to DOVECOTE_PULL_REPLY_MAX_BYTES
+    no more are taken (one is always taken); frames received but not taken go back to the queue.
+    """
     broker = shared_broker()
     leases: list[Lease] = []
+    size, max_bytes = 0, settings.DOVECOTE_PULL_REPLY_MAX_BYTES
     deadline = time.monotonic() + max(wait_ms / 1000, FIRST_FRAME_MIN_WAIT_S)
     with broker.consumer(subscription.destination, prefetch=max_messages) as consumer:
-        while len(leases) < max_messages:  # frames judged stale or expired make room for more
+        full = False
+        while len(leases) < max_messages and not full:  # frames judged stale or expired make room for more
             received: list[ReceivedMessage] = []
+            taken = size
             while len(leases) + len(received) < max_messages:
                 wait_s = MORE_FRAMES_WAIT_S if leases or received else max(0.0, deadline - time.monotonic())
                 if (frame := consumer.receive(timeout=wait_s)) is None:
                     break
+                if (leases or received) and taken + len(frame.body) > max_bytes:
+                    full = True  # unacked: the broker hands it out again
+                    break
                 received.append(frame)
+                taken += len(frame.body)
             if not received:
                 break
             attempts = start_attempts(broker, [Arrival(subscription, consumer, frame) for frame in received])
-            leases += [lease(attempt, lease_ms) for attempt in attempts if attempt is not None]
+            for attempt in attempts:
+                if attempt is not None:
+                    leases.append(lease(attempt, lease_ms))
+                    size += len(attempt.frame.body)
     return leases
 
 
@@ -170,8 +186,8 @@ def leased(subscription: Subscription, ack_ids: list[str], result: Settled) -> l
     parsed = {}
     for ack_id in ack_ids:
         delivery_id, _, token = ack_id.partition(".")
-        if delivery_id.isdigit() and token:
-            parsed[ack_id] = (int(delivery_id), token)
+        if (pk := read_id(delivery_id)) is not None and token:
+            parsed[ack_id] = (pk, token)
         else:
             result.failed.append({"ack_id": ack_id, "error": "not an ack id"})
     rows = Delivery.objects.select_related("message__room").in_bulk([pk for pk, _ in parsed.values()])

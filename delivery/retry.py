@@ -23,8 +23,12 @@ class RetryPolicy:
         """Say whether failed attempt `attempt` (1 = first try) may be redelivered."""
         return 1 <= attempt <= self.attempts
 
-    def delay_after(self, attempt: int) -> int:
-        """Return the ms to wait after failed attempt `attempt` before redelivery: min(d × m^k, cap)."""
+    def delay_after(self, attempt: int, *, at_least_ms: int | float | None = None) -> int:
+        """Return the ms to wait after failed attempt `attempt` before redelivery: min(d × m^k, cap).
+
+        `at_least_ms` (a receiver's Retry-After) lengthens the wait; like every delay, the result
+        is at most LONGEST_DELAY_MS whatever the inputs, so no caller's date arithmetic can overflow.
+        """
         if attempt < 1:
             raise ValueError(f"attempt must be 1 or more, not {attempt}")
         try:
@@ -33,6 +37,8 @@ class RetryPolicy:
             delay = math.inf
         if self.max_delay_ms is not None:
             delay = min(delay, self.max_delay_ms)
+        if at_least_ms is not None and not math.isnan(at_least_ms):
+            delay = max(delay, at_least_ms)
         return int(min(delay, LONGEST_DELAY_MS))
 
     def schedule(self) -> list[int]:

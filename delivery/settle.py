@@ -123,8 +123,8 @@ def settle_failures(broker: Broker, failures: list[Failure], policy: RetryPolicy
             dead_letter(f.delivery, f.attempt, reason, f.started_at, f.result)
             statuses.append(Status.DEAD_LETTERED)
             continue
-        delay_ms = f.delay_ms if f.delay_ms is not None else max(policy.delay_after(f.attempt),
-                                                                 f.result.retry_after_ms or 0)
+        delay_ms = f.delay_ms if f.delay_ms is not None else policy.delay_after(
+            f.attempt, at_least_ms=f.result.retry_after_ms)
         expires_at = f.delivery.message.expires_at
         if expires_at is not None and now + timedelta(milliseconds=delay_ms) >= expires_at:
             expire(f.delivery, f.attempt, f.started_at, f.result)

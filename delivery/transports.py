@@ -11,7 +11,7 @@ loop, with keep-alive connection pools. What it guarantees for each attempt:
   head and reading its body. A receiver that drips bytes is cut off when it runs out;
 - it reads at most RESPONSE_BYTES of a response body (for the error text); a longer body is
   not read, and its connection is closed instead of reused;
-- redirects are not followed; a Retry-After header is read within bounds (RETRY_AFTER_MAX_MS).
+- redirects are not followed; a Retry-After header is read within bounds (MAX_RETRY_AFTER_MS).
 Failures come back as values (`PushResult`), never as exceptions.
 """
 
@@ -39,7 +39,8 @@ from delivery.url_safety import UnsafePushUrl, checked_addresses, parse_push_url
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500
 RESPONSE_BYTES = 8 * 1024  # of a response body read at most; the rest is never read
-RETRY_AFTER_MAX_MS = 24 * 3600 * 1000  # a longer Retry-After is read as a day
+MAX_RETRY_AFTER_MS = 24 * 3600 * 1000  # a longer Retry-After is read as a day
+RETRY_AFTER_MAX_CHARS = 64  # an HTTP date is 29 characters; a longer header is not read
 Outcome = DeliveryAttempt.Outcome
 
 
@@ -204,17 +205,21 @@ def _refusal(url: str, allowed: tuple[str, ...]) -> str:
 
 
 def retry_after_ms(value: str) -> int | None:
-    """Read Retry-After (seconds or an HTTP date) as ms from now, at most RETRY_AFTER_MAX_MS; None if unreadable."""
+    """Read a Retry-After value (seconds or an HTTP date) as ms from now, at most MAX_RETRY_AFTER_MS.
+
+    The receiver writes this header, so its value is bounded before any arithmetic: a number of any
+    length or a date far ahead is read as "wait the longest", never as an overflow; None if unreadable.
+    """
     value = value.strip()
-    if not value or len(value) > 64:
+    if value.isascii() and value.isdigit():
+        return MAX_RETRY_AFTER_MS if len(value) > RETRY_AFTER_MAX_CHARS else min(int(value) * 1000, MAX_RETRY_AFTER_MS)
+    if not value or len(value) > RETRY_AFTER_MAX_CHARS:
         return None
-    if value.isdigit():
-        return min(int(value[:12]) * 1000, RETRY_AFTER_MAX_MS)
     try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
+        seconds = parsedate_to_datetime(value).timestamp() - time.time()
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
-    return min(max(0, int((when.timestamp() - time.time()) * 1000)), RETRY_AFTER_MAX_MS)
+    return int(min(max(0.0, seconds * 1000), MAX_RETRY_AFTER_MS))
 
 
 def _ms_since(started: float) -> int:

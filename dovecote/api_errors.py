@@ -1,7 +1,8 @@
-"""DRF exception handling: a body Django refused as too large is a 413, not a 400; a taken name is a 409."""
+"""DRF exception handling: a body over the limit is a 413, a taken name a 409, an unreachable database or broker a 503."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -10,13 +11,18 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from delivery.broker.base import BrokerError
+
+log = logging.getLogger("dovecote.api")
 
 
 @contextmanager
@@ -41,6 +47,7 @@ _ERRORS = {
     409: OpenApiResponse(OpenApiTypes.OBJECT, description="The name is taken: the field with the reason."),
     413: OpenApiResponse(ErrorSerializer, description="The body is over the size limit."),
     429: OpenApiResponse(ErrorSerializer, description="Too many requests for this key; see `Retry-After`."),
+    503: OpenApiResponse(ErrorSerializer, description="The database or the broker is unreachable; see `Retry-After`."),
 }
 
 
@@ -49,11 +56,29 @@ def error_responses(*codes: int) -> dict[int, OpenApiResponse]:
     return {code: _ERRORS[code] for code in sorted({401, 429, *codes})}
 
 
+# What a client is told to wait when a service Dovecote needs is unreachable (503).
+UNAVAILABLE_RETRY_AFTER_S = 5
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DOVECOTE_MAX_BODY_BYTES
         return Response({"detail": f"request body is over the limit of {limit} bytes"}, status=413)
+    if (service := unavailable_service(exc)) is not None:
+        log.warning("answered 503: %s unreachable (%s)", service, type(exc).__name__)
+        set_rollback()
+        return Response({"detail": f"{service} is unreachable; retry in a few seconds"}, status=503,
+                        headers={"Retry-After": str(UNAVAILABLE_RETRY_AFTER_S)})
     return drf_exception_handler(exc, context)
+
+
+def unavailable_service(exc: Exception) -> str | None:
+    """Name the service whose outage `exc` reports (the database or the broker), or None for any other error."""
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return "the database"
+    if isinstance(exc, BrokerError):
+        return "the message broker"
+    return None
 
 
 class Conflict(APIException):

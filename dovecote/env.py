@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from cryptography.fernet import Fernet
 
 
 class ConfigError(Exception):
@@ -28,7 +31,7 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ConfigError(f"{name}={raw!r} is not a boolean (use true/false, 1/0, yes/no, on/off)")
 
 
-def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
+def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int | None = None) -> int:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
@@ -38,6 +41,8 @@ def env_int(name: str, default: int, *, minimum: int | None = None) -> int:
         raise ConfigError(f"{name}={raw!r} is not an integer") from None
     if minimum is not None and value < minimum:
         raise ConfigError(f"{name}={value} must be at least {minimum}")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"{name}={value} must be at most {maximum}")
     return value
 
 
@@ -56,14 +61,52 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
     return raw
 
 
-def local_secret_key(path: Path) -> str:
+PRODUCTION_HINT = "(production: DJANGO_DEBUG off and DOVECOTE_HTTPS on; DOVECOTE_HTTPS=false for a plain-HTTP local run)"
+MIN_SECRET_KEY_CHARS = 32
+
+
+def checked_secret_key(name: str, *, production: bool) -> str:
+    """Return the Django secret key from `name`: required in production, and never a short or published one."""
+    raw = os.environ.get(name, "").strip()
+    if not production:
+        return raw
+    if not raw:
+        raise ConfigError(f"{name} must be set in production {PRODUCTION_HINT}; make one with: "
+                          f"python -c 'import secrets; print(secrets.token_urlsafe(50))'")
+    if len(raw) < MIN_SECRET_KEY_CHARS or raw.lower().startswith(("insecure", "django-insecure", "changeme")):
+        raise ConfigError(f"{name} is a placeholder or shorter than {MIN_SECRET_KEY_CHARS} characters: "
+                          f"set a random one (python -c 'import secrets; print(secrets.token_urlsafe(50))')")
+    return raw
+
+
+def env_fernet_keys(name: str, *, production: bool) -> list[str]:
+    """Return the comma-separated Fernet keys in `name` (the first encrypts); required in production."""
+    keys = env_list(name)
+    if not keys and production:
+        raise ConfigError(f"{name} must be set in production {PRODUCTION_HINT}: it encrypts the subscriptions' "
+                          f"signing secrets. Make one with: python manage.py generate_secrets_key")
+    for index, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except ValueError:
+            raise ConfigError(f"{name}: key {index} is not a Fernet key (32 url-safe base64-encoded bytes); "
+                              f"make one with: python manage.py generate_secrets_key") from None
+    return keys
+
+
+def local_fernet_key(path: Path) -> str:
+    """Return the Fernet key stored at `path`, creating it (readable by this user only) on first use."""
+    return local_secret_key(path, make=lambda: Fernet.generate_key().decode())
+
+
+def local_secret_key(path: Path, make: Callable[[], str] = lambda: secrets.token_urlsafe(50)) -> str:
     """Return the key stored at `path`, creating it (readable by this user only) on first use."""
     try:
         return path.read_text().strip()
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True)
-    key = secrets.token_urlsafe(50)
+    key = make()
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:  # another process made it first
@@ -78,12 +121,16 @@ RATE_PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60,
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
-    """Read a rate like `6000/min` as (requests, seconds); raise ValueError when it is not one."""
+    """Read a rate like `6000/min` or `10/15min` as (requests, seconds); raise ValueError when it is not one."""
     count, _, period = rate.strip().partition("/")
-    if not count.isdigit() or int(count) < 1 or period not in RATE_PERIODS:
+    units = period.lstrip("0123456789")
+    multiple = period[: len(period) - len(units)]
+    if not (count.isascii() and count.isdigit()) or len(count) > 9 or int(count) < 1 or units not in RATE_PERIODS \
+            or (multiple and (len(multiple) > 6 or int(multiple) < 1)):
         periods = ", ".join(RATE_PERIODS)
-        raise ValueError(f"{rate!r} is not a rate: use a whole number of requests ≥ 1, '/', and one of {periods}")
-    return int(count), RATE_PERIODS[period]
+        raise ValueError(f"{rate!r} is not a rate: use a whole number of requests ≥ 1, '/', and one of {periods}, "
+                         f"optionally after a number of them (10/15min)")
+    return int(count), RATE_PERIODS[units] * int(multiple or 1)
 
 
 def env_rate(name: str, default: str) -> str:

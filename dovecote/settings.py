@@ -6,6 +6,7 @@ from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+from django.utils.csp import CSP
 
 from dovecote.env import (
     ConfigError,
@@ -15,17 +16,55 @@ from dovecote.env import (
     env_rate,
     env_str,
     env_url,
+    checked_secret_key,
+    env_fernet_keys,
+    local_fernet_key,
     local_secret_key,
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
-# Unset: a random key kept in var/secret-key, made on first start (one host only; set it when
-# several web processes on different hosts must share sessions).
-SECRET_KEY = env_str("DJANGO_SECRET_KEY") or local_secret_key(BASE_DIR / "var" / "secret-key")
+# Production is the default (docs/security.md): with DEBUG off Dovecote is served over HTTPS, its
+# cookies are Secure, HSTS is on, and its keys must come from the environment. DOVECOTE_HTTPS=false
+# relaxes this for a plain-HTTP run on this machine (make run, make demo, the test suite).
+DOVECOTE_HTTPS = env_bool("DOVECOTE_HTTPS", not DEBUG)
+PRODUCTION = DOVECOTE_HTTPS and not DEBUG
+# Local runs: a key that is not set is made on first start and kept in var/ (one host only).
+SECRET_KEY = checked_secret_key("DJANGO_SECRET_KEY", production=PRODUCTION) \
+    or local_secret_key(BASE_DIR / "var" / "secret-key")
+# Fernet keys that encrypt signing secrets at rest, comma-separated: the first encrypts, every one decrypts.
+DOVECOTE_SECRETS_KEYS = env_fernet_keys("DOVECOTE_SECRETS_KEY", production=PRODUCTION) \
+    or [local_fernet_key(BASE_DIR / "var" / "secrets-key")]
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+# Reverse proxies in front of the web server (0: none). With N, the client's address is the entry
+# the first of them wrote into X-Forwarded-For, and their X-Forwarded-Proto says whether it was HTTPS.
+DOVECOTE_TRUSTED_PROXIES = env_int("DOVECOTE_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if DOVECOTE_TRUSTED_PROXIES else None
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = DOVECOTE_HTTPS
+SECURE_SSL_REDIRECT = DOVECOTE_HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]  # health checks probe the server itself, over plain HTTP
+SECURE_HSTS_SECONDS = env_int("DOVECOTE_HSTS_SECONDS", 365 * 24 * 3600 if DOVECOTE_HTTPS else 0, minimum=0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DOVECOTE_HSTS_INCLUDE_SUBDOMAINS", True)
+# Preloading is a promise to browser vendors an operator makes for the whole domain, not a default.
+SILENCED_SYSTEM_CHECKS = ["security.W021"]
+SESSION_COOKIE_HTTPONLY = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+# Every page's scripts and styles are files served from here: nothing inline, nothing from elsewhere.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -53,6 +92,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
 
@@ -133,8 +173,24 @@ DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 300, mi
 DOVECOTE_PUSH_SESSION_IDLE_SECONDS = env_int("DOVECOTE_PUSH_SESSION_IDLE_SECONDS", 300, minimum=1)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
+# JSON (request bodies, schemas, payloads) nested deeper than this many arrays and objects is refused.
+DOVECOTE_MAX_JSON_DEPTH = env_int("DOVECOTE_MAX_JSON_DEPTH", 64, minimum=2, maximum=200)
+# Quotas and caps (docs/security.md).
+DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM = env_int("DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM", 100, minimum=1)
+# A pull reply stops taking messages once their bodies add up to this many bytes (it always has one).
+DOVECOTE_PULL_REPLY_MAX_BYTES = env_int("DOVECOTE_PULL_REPLY_MAX_BYTES", 4 * 1024 * 1024, minimum=1024)
+# Replaying dead letters happens in transactions of at most this many.
+DOVECOTE_REPLAY_CHUNK = env_int("DOVECOTE_REPLAY_CHUNK", 500, minimum=1)
+# Long polls (pulls with wait_ms > 0) each hold a web thread: at most this many at once per web
+# process, and per API key within a process; the others are answered 429 at once.
+DOVECOTE_LONG_POLLS = env_int("DOVECOTE_LONG_POLLS", 2, minimum=0)
+DOVECOTE_LONG_POLLS_PER_KEY = env_int("DOVECOTE_LONG_POLLS_PER_KEY", 1, minimum=0)
 # Requests per API key (per client address for calls without one), e.g. 6000/min; over it: 429.
 DOVECOTE_API_RATE = env_rate("DOVECOTE_API_RATE", "6000/min")
+# Failed sign-ins per client address: passwords (UI and admin) and API keys. Over it, every attempt
+# from that address is refused until the window ends, right password or key included.
+DOVECOTE_LOGIN_FAILURE_RATE = env_rate("DOVECOTE_LOGIN_FAILURE_RATE", "10/15min")
+DOVECOTE_API_KEY_FAILURE_RATE = env_rate("DOVECOTE_API_KEY_FAILURE_RATE", "20/min")
 
 # Analytics (docs/analytics.md): the Spark report jobs. The defaults suit a 2-core machine.
 DOVECOTE_SPARK_MASTER = env_str("DOVECOTE_SPARK_MASTER", "local[*]")  # or spark://host:7077, yarn, k8s://…
@@ -163,12 +219,13 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
                                  "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["dovecote.inputs.JsonBodyParser"],
     "EXCEPTION_HANDLER": "dovecote.api_errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "DEFAULT_THROTTLE_CLASSES": ["dovecote.throttling.ApiKeyRateThrottle"],
     "PAGE_SIZE": 50,
+    "NUM_PROXIES": DOVECOTE_TRUSTED_PROXIES,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dovecote API",

@@ -1,4 +1,7 @@
-"""Rate limiting of the REST API: `DOVECOTE_API_RATE` requests per API key, counted in the shared cache."""
+"""Rate limits: `DOVECOTE_API_RATE` requests per API key, and failed sign-ins per client address.
+
+Both count in the shared cache (Redis when there is one), in fixed windows.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.cache import cache
+from django.http import HttpRequest
 from rest_framework.throttling import BaseThrottle
 
 from dovecote.env import parse_rate
@@ -52,7 +56,7 @@ class ApiKeyRateThrottle(BaseThrottle):
     def client_id(self, request: Request) -> str:
         if request.auth is not None:  # an ApiKey (rooms.auth)
             return f"key-{request.auth.pk}"
-        return f"address-{self.get_ident(request)}"
+        return f"address-{client_address(request)}"
 
 
 def _count_request(key: str, period: int) -> int:
@@ -64,3 +68,61 @@ def _count_request(key: str, period: int) -> int:
     except ValueError:  # it expired between the two calls: this request opens a new count
         cache.add(key, 1, timeout=period + 1)
         return 1
+
+
+def client_address(request: HttpRequest) -> str:
+    """Return the caller's IP address: REMOTE_ADDR, or the entry X-Forwarded-For got from the first trusted proxy.
+
+    Only the last DOVECOTE_TRUSTED_PROXIES entries of X-Forwarded-For were written by proxies of ours;
+    anything before them is whatever the client sent, so it is never read.
+    """
+    remote = request.META.get("REMOTE_ADDR", "")
+    proxies = settings.DOVECOTE_TRUSTED_PROXIES
+    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+    if not proxies or not forwarded:
+        return remote
+    hops = [hop.strip() for hop in forwarded.split(",")[-proxies:]]
+    return hops[0][:64] or remote
+
+
+class FailureLimit:
+    """Count failed sign-ins (passwords, API keys) per client address in fixed windows; over the limit, refuse.
+
+    While an address is over its limit even a right password or key is refused, so guessing on
+    cannot tell a right answer from a wrong one. The counters live in the shared cache.
+    """
+
+    clock = staticmethod(time.time)  # tests replace it to cross a window boundary without sleeping
+
+    def __init__(self, name: str, setting: str) -> None:
+        self.name = name
+        self.setting = setting
+
+    def seconds_blocked(self, request: HttpRequest) -> int:
+        """Return how long this address must wait before trying again (0: it may try now)."""
+        limit, period, window, now = self._window()
+        try:
+            failures = cache.get(self._key(request, period, window), 0)
+        except Exception:  # an unreachable cache must not lock everyone out
+            log.warning("%s failure limit not applied: the cache is unreachable", self.name, exc_info=True)
+            return 0
+        return max(1, math.ceil((window + 1) * period - now)) if failures >= limit else 0
+
+    def record_failure(self, request: HttpRequest) -> None:
+        _, period, window, _ = self._window()
+        try:
+            _count_request(self._key(request, period, window), period)
+        except Exception:
+            log.warning("%s failure not counted: the cache is unreachable", self.name, exc_info=True)
+
+    def _window(self) -> tuple[int, int, int, float]:
+        limit, period = parse_rate(getattr(settings, self.setting))
+        now = self.clock()
+        return limit, period, int(now // period), now
+
+    def _key(self, request: HttpRequest, period: int, window: int) -> str:
+        return f"failures:{self.name}:{client_address(request)}:{period}:{window}"
+
+
+LOGIN_FAILURES = FailureLimit("login", "DOVECOTE_LOGIN_FAILURE_RATE")
+API_KEY_FAILURES = FailureLimit("api-key", "DOVECOTE_API_KEY_FAILURE_RATE")

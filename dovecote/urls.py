@@ -3,11 +3,13 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from dovecote.health import healthz
+from dovecote.ui.login import AdminLoginForm
 
 handler404 = "dovecote.api_errors.not_found"
+admin.site.login_form = AdminLoginForm  # failed sign-ins limited per address, as on the UI's login page
 
 urlpatterns = [
     path("healthz/", healthz, name="healthz"),
@@ -17,7 +19,8 @@ urlpatterns = [
     path("api/v1/", include("delivery.urls")),
     path("api/v1/", include("analytics.urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves Swagger UI's start-up script as a file: the Content-Security-Policy allows no inline script.
+    path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("dovecote.ui.urls")),
 ]
 

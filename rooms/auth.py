@@ -7,6 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from dovecote.throttling import API_KEY_FAILURES
 from rooms.models import ApiKey, Room
 
 
@@ -30,11 +31,15 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
+        if wait := API_KEY_FAILURES.seconds_blocked(request):
+            raise exceptions.Throttled(wait, detail=f"too many failed API keys from this address; retry in {wait} s")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
+            API_KEY_FAILURES.record_failure(request)
             raise exceptions.AuthenticationFailed("use the header Authorization: Bearer <api key>")
         key = ApiKey.authenticate(token.strip())
         if key is None:
+            API_KEY_FAILURES.record_failure(request)
             raise exceptions.AuthenticationFailed("unknown or revoked API key")
         key.mark_used()
         return ApiKeyUser(key), key

@@ -7,14 +7,15 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
-import jsonschema
 import referencing.exceptions
+from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from delivery.retry import RetryPolicy
+from rooms.schemas import SchemaRefused, validator_for
 
 
 class Room(models.Model):
@@ -73,6 +74,14 @@ class Room(models.Model):
             if ((f["name"], f["version"]) not in known if f.get("version") else f["name"] not in names)
         ]
 
+    def subscription_quota_error(self) -> str:
+        """Say why no subscription can be added to this room (empty when one can): the per-room quota."""
+        limit = settings.DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM
+        if self.subscriptions.count() >= limit:
+            return (f"room {self.pk} already has {limit} subscriptions, the most a room may have "
+                    f"(DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM); delete one first")
+        return ""
+
     def expires_at(self, published_at: datetime) -> datetime | None:
         """Return when a message published at `published_at` expires, or None if never."""
         if not self.message_expiration_ms:
@@ -102,13 +111,21 @@ class EventType(models.Model):
         """Return what is wrong with `payload` under this type's schema (empty: valid or no schema)."""
         if not self.schema:
             return []
-        validator = jsonschema.Draft202012Validator(self.schema)
         try:
+            validator = validator_for(self.schema)
             errors = sorted(validator.iter_errors(payload), key=lambda e: list(e.absolute_path))
+        except SchemaRefused as refused:  # stored before the checks at creation existed
+            return [f"the schema of {self} cannot be applied: {refused}"[:500]]
         except (referencing.exceptions.Unresolvable, RecursionError) as error:
-            # A $ref that leaves the schema (never fetched) or loops: the type cannot check payloads.
-            return [f"the schema of {self} cannot be applied: {type(error).__name__}: {error}"[:500]]
-        return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {error.message}" for error in errors]
+            # A reference that does not resolve (nothing is fetched) or a loop: the type cannot check payloads.
+            return [f"the schema of {self} cannot be applied: {type(error).__name__}"]
+        return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {short(error.message)}"
+                for error in errors]
+
+
+def short(text: str, limit: int = 300) -> str:
+    """Cut an error message that quotes a long payload value."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 API_KEY_PREFIX = "dvc_"

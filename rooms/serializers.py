@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import jsonschema
 from rest_framework import serializers
 
 from delivery.retry import LONGEST_DELAY_MS
 from dovecote.api_errors import Conflict, unique_or_conflict
 from rooms.models import EventType, Room
+from rooms.schemas import SchemaRefused, check_schema
 
 # Limits of the delivery settings, shared with subscription overrides. The contract sets none;
 # these keep every value one the broker and RetryPolicy handle, and bound the retries.
@@ -148,10 +148,9 @@ class EventTypeSerializer(serializers.ModelSerializer):
         if contains_nul(schema):
             raise serializers.ValidationError("must not contain NUL characters (PostgreSQL cannot store them)")
         try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as error:
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise serializers.ValidationError(f"not a valid JSON Schema: {where}: {error.message}") from None
+            check_schema(schema)
+        except SchemaRefused as refused:
+            raise serializers.ValidationError(str(refused)) from None
         return schema
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from delivery.retry import RetryPolicy
+from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
 
 
@@ -45,7 +46,8 @@ class Subscription(models.Model):
     timeout_ms = models.PositiveIntegerField(default=10_000, validators=[MinValueValidator(1)])
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     status_reason = models.TextField(blank=True, default="")
-    signing_secret = models.CharField(max_length=100, default=new_signing_secret)
+    # Encrypted at rest with DOVECOTE_SECRETS_KEY (dovecote/encryption.py); plaintext on the instance.
+    signing_secret = EncryptedTextField(default=new_signing_secret)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
     # A push session (one worker draining this subscription's queue) holds this claim while it runs.

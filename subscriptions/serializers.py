@@ -39,6 +39,13 @@ class PushUrlField(serializers.URLField):
         return super().run_validation(None if data == "" else data)
 
 
+def masked_secret(subscription: Subscription) -> str | None:
+    """Return the start of a push subscription's signing secret, enough to tell secrets apart."""
+    if subscription.type != Subscription.Type.PUSH:
+        return None
+    return subscription.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+
+
 class EventTypeFilterSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     version = serializers.CharField(max_length=50, required=False, allow_null=True,
@@ -91,7 +98,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             return None
         if self.context.get("reveal_secret"):
             return subscription.signing_secret
-        return subscription.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+        return masked_secret(subscription)
 
     def to_representation(self, subscription: Subscription) -> dict[str, Any]:
         data = super().to_representation(subscription)
@@ -135,6 +142,9 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     def create(self, validated_data: dict[str, Any]) -> Subscription:
         with unique_or_conflict("name", self.taken(validated_data["name"])):
+            room = Room.objects.select_for_update().get(pk=self.context["room"].pk)  # creates queue up here
+            if problem := room.subscription_quota_error():
+                raise Conflict({"room": [problem]})
             return Subscription.objects.create(room=self.context["room"], **validated_data)
 
     def update(self, instance: Subscription, validated_data: dict[str, Any]) -> Subscription:

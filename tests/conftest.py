@@ -136,10 +136,30 @@ def owner(django_user_model: type[User]) -> User:
     return django_user_model.objects.create_user("owner", password="owner-pass-1", is_staff=True, is_superuser=True)
 
 
+# What an operator needs beyond staff status: minting and revoking keys, and the destructive actions.
+OPERATOR_PERMISSIONS = [("rooms", "add_apikey"), ("rooms", "change_apikey"), ("rooms", "delete_room"),
+                        ("subscriptions", "delete_subscription"), ("subscriptions", "change_subscription"),
+                        ("delivery", "change_delivery"), ("delivery", "delete_delivery")]
+
+
 @pytest.fixture
 def member(django_user_model: type[User]) -> User:
-    """A staff user without superuser rights: the everyday operator."""
-    return django_user_model.objects.create_user("member", is_staff=True)  # no password: tests force_login
+    """A staff user without superuser rights, granted the operator's permissions: the everyday operator."""
+    from django.contrib.auth.models import Permission
+    from django.db.models import Q
+
+    user = django_user_model.objects.create_user("member", is_staff=True)  # no password: tests force_login
+    wanted = Q()
+    for app, codename in OPERATOR_PERMISSIONS:
+        wanted |= Q(content_type__app_label=app, codename=codename)
+    user.user_permissions.set(Permission.objects.filter(wanted))
+    return user
+
+
+@pytest.fixture
+def viewer(django_user_model: type[User]) -> User:
+    """A staff user with no model permissions: may look at every page, mint and destroy nothing."""
+    return django_user_model.objects.create_user("viewer", is_staff=True)
 
 
 @pytest.fixture

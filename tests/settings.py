@@ -15,6 +15,8 @@ if not os.environ.get("STOMP_URL", "").startswith("stomp"):
     os.environ["STOMP_URL"] = DEFAULT_STOMP_URL
 os.environ["CELERY_BROKER_URL"] = os.environ.get("TEST_REDIS_URL") or DEFAULT_REDIS_URL
 os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
+# The test client and live servers speak plain HTTP (tests/test_production_settings.py checks the defaults).
+os.environ.setdefault("DOVECOTE_HTTPS", "false")
 
 from dovecote.settings import *  # noqa: E402, F403
 

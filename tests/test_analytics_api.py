@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -142,3 +143,14 @@ def test_runs_are_listed_newest_first_with_their_progress(client: Client, report
     rows = get(client, "runs", reports["room_key"]).json()["results"]
     assert [(row["status"], row["progress"]) for row in rows] == [("running", 30), ("succeeded", 100)]
     assert rows[0]["stage"] == "computing report_latency"
+
+
+def test_room_keys_see_no_run_internals_but_admin_keys_do(client: Client, admin_key: str, reports) -> None:
+    ReportRun.objects.create(mode="full", status="failed", master="spark://spark.internal:7077",
+                             scope="2026-01-01T00 – 2026-01-02T00", error="Py4JJavaError: jdbc:postgresql://db.internal")
+    [seen_by_room] = get(client, "runs", reports["room_key"]).json()["results"]
+    assert seen_by_room["status"] == "failed"
+    assert (seen_by_room["master"], seen_by_room["scope"], seen_by_room["error"]) == (None, None, None)
+    assert "internal" not in json.dumps(seen_by_room)
+    [seen_by_admin] = get(client, "runs", admin_key).json()["results"]
+    assert seen_by_admin["master"] == "spark://spark.internal:7077" and "db.internal" in seen_by_admin["error"]

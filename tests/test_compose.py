@@ -6,6 +6,7 @@ further when the Docker CLI with its compose plugin is installed (no engine is n
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -154,12 +155,23 @@ def compose_command() -> list[str]:
     return []
 
 
+KEYS = {"DJANGO_SECRET_KEY": "k" * 50, "DOVECOTE_SECRETS_KEY": "A" * 43 + "="}
+
+
+def compose_config(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run `docker compose config -q` with `env` in place of the keys of the caller's environment."""
+    base = {k: v for k, v in os.environ.items() if k not in KEYS}
+    return subprocess.run([*compose_command(), "-f", str(COMPOSE_FILE), "config", "-q"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60, env={**base, **env})
+
+
 def test_docker_compose_accepts_the_file() -> None:
-    result = subprocess.run(
-        [*compose_command(), "-f", str(COMPOSE_FILE), "config", "-q"],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=60,
-    )
+    result = compose_config(KEYS)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("missing", sorted(KEYS))
+def test_docker_compose_refuses_to_start_without_each_key(missing: str) -> None:
+    result = compose_config({name: value for name, value in KEYS.items() if name != missing})
+    assert result.returncode != 0
+    assert f"set {missing}" in result.stderr

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 
 from dovecote.logformat import KeyValueFormatter
 
@@ -13,3 +14,36 @@ def test_log_lines_carry_the_correlation_id_and_delivery_fields() -> None:
     assert 'msg="retry scheduled in 400 ms"' in line
     assert "correlation_id=order-42 delivery_id=7" in line
     assert "level=INFO logger=delivery.push" in line
+
+
+def record_with(message: str, *args: object, exc_info: object = None) -> logging.LogRecord:
+    return logging.LogRecord("delivery.push", logging.WARNING, __file__, 1, message, args, exc_info)
+
+
+def test_a_receivers_error_text_cannot_forge_a_log_line() -> None:
+    forged = "HTTP 500: oops\r\nts=2026-01-01 level=INFO logger=dovecote msg=\"all good\"\x1b[2K"
+    record = record_with("attempt failed: %s", forged)
+    record.correlation_id = "order-1\nlevel=ERROR"
+    line = KeyValueFormatter().format(record)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line
+    assert '\\r\\nts=2026-01-01 level=INFO logger=dovecote msg=\\"all good\\"\\x1b[2K' in line
+    assert 'correlation_id="order-1\\nlevel=ERROR"' in line
+
+
+def test_a_traceback_stays_marked_as_part_of_its_record() -> None:
+    try:
+        raise ValueError("bad\nts=2026-01-01 level=INFO msg=forged")
+    except ValueError:
+        record = record_with("failed", exc_info=sys.exc_info())
+    first, *rest = KeyValueFormatter().format(record).split("\n")
+    assert first.startswith("ts=") and rest
+    assert all(line.startswith("  | ") for line in rest)
+    assert not any(line.startswith("ts=") for line in rest)
+
+
+def test_values_with_separators_are_quoted_and_plain_ones_are_not() -> None:
+    record = record_with("x")
+    record.destination = "room-1::subscription-2"
+    record.message_id = "a=b"
+    line = KeyValueFormatter().format(record)
+    assert "destination=room-1::subscription-2" in line and 'message_id="a=b"' in line

@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
 from dovecote.ui.forms import ApiKeyForm
-from dovecote.ui.shortcuts import posted, render_page, staff_required
+from dovecote.ui.shortcuts import posted, render_page, require_permission, staff_required
 from rooms.models import ApiKey
 
 PAGE_SIZE = 50
@@ -21,6 +21,8 @@ PAGE_SIZE = 50
 def api_key_list(request: HttpRequest) -> HttpResponse:
     """List the API keys and create one; a new key's plaintext is shown in the reply to its POST only."""
     form = ApiKeyForm(posted(request))
+    if request.method == "POST":
+        require_permission(request, "rooms.add_apikey")
     if request.method == "POST" and form.is_valid():
         key, plaintext = form.issue()
         response = render_page(request, "ui/api_key_created.html",
@@ -37,6 +39,7 @@ def api_key_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 def api_key_revoke(request: HttpRequest, key_id: int) -> HttpResponse:
     """Revoke a key: it stops authenticating at once."""
+    require_permission(request, "rooms.change_apikey")
     key = get_object_or_404(ApiKey, pk=key_id)
     if not key.is_revoked:
         key.revoke()

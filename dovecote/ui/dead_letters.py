@@ -14,10 +14,12 @@ from django.views.decorators.http import require_GET, require_POST
 from delivery import dead_letters
 from delivery.models import Delivery
 from dovecote.ui.forms import DeadLetterActionForm, DeadLetterFilterForm
-from dovecote.ui.shortcuts import keyset_page, query_without, render_page, staff_required
+from dovecote.ui.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from subscriptions.models import Subscription
 
 PAGE_SIZE = 50
+# Replaying sends messages again; purging removes them from the list for good.
+DEAD_LETTER_PERMISSIONS = {"replay": "delivery.change_delivery", "purge": "delivery.delete_delivery"}
 SHOWN_ON_CONFIRM = 100
 
 
@@ -58,6 +60,7 @@ def dead_letter_action(request: HttpRequest, subscription_id: int) -> HttpRespon
         for error in form.errors.values():
             messages.error(request, " ".join(error))
         return redirect(back)
+    require_permission(request, DEAD_LETTER_PERMISSIONS[form.action])
     chosen = form.chosen_ids()
     if not form.cleaned_data["confirmed"]:
         return confirm_page(request, subscription, form, back)

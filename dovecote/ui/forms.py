@@ -7,14 +7,17 @@ import math
 import uuid
 from typing import Any, ClassVar
 
-import jsonschema
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.fields import InvalidJSONInput, JSONString
+from django.utils.text import capfirst
 
 from delivery.models import Delivery
 from delivery.retry import RetryPolicy
 from delivery.url_safety import UnsafePushUrl, check_push_url
+from dovecote.inputs import BadJson, parse_json, read_id
 from rooms.models import ApiKey, EventType, Room
+from rooms.schemas import SchemaRefused, check_schema
 from rooms.serializers import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, contains_nul
 from subscriptions.models import Subscription
 from subscriptions.serializers import MAX_IN_FLIGHT, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
@@ -30,6 +33,51 @@ class FiniteFloatField(forms.FloatField):
         if number is not None and not math.isfinite(number):
             raise ValidationError("Enter a finite number.", code="invalid")
         return number
+
+
+class BoundedJSONField(forms.JSONField):
+    """A JSON text field read by the API's JSON reader: bounded depth, finite numbers, a message naming the fault."""
+
+    def to_python(self, value: Any) -> Any:
+        if self.disabled or value in self.empty_values or not isinstance(value, str):
+            return super().to_python(value)
+        try:
+            converted = parse_json(value)
+        except BadJson as error:
+            raise ValidationError(f"Enter a valid JSON. {capfirst(str(error))}.", code="invalid") from None
+        return JSONString(converted) if isinstance(converted, str) else converted
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        if self.disabled or data is None:
+            return super().bound_data(data, initial)
+        try:
+            return parse_json(data)
+        except BadJson:
+            return InvalidJSONInput(data)  # shown again as typed, beside the error
+
+
+class IdChoiceMixin:
+    """Read a model choice's value as an id first: a value no id can have is an invalid choice, not a query."""
+
+    error_messages: dict[str, str]
+
+    def clean_id(self, value: Any) -> Any:
+        if value in (None, "") or read_id(value) is not None:
+            return value
+        raise ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
+                              params={"value": str(value)[:40]})
+
+
+class IdChoiceField(IdChoiceMixin, forms.ModelChoiceField):
+    def to_python(self, value: Any) -> Any:
+        return super().to_python(self.clean_id(value))
+
+
+class IdMultipleChoiceField(IdChoiceMixin, forms.ModelMultipleChoiceField):
+    def clean(self, value: Any) -> Any:
+        for item in value or []:
+            self.clean_id(item)
+        return super().clean(value)
 
 
 def delay_field(**options: Any) -> forms.IntegerField:
@@ -131,7 +179,7 @@ class EventTypeForm(forms.ModelForm):
     """A new event type of a room, with an optional JSON Schema for its payloads."""
 
     version = forms.CharField(max_length=50, initial="1")
-    schema = forms.JSONField(required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+    schema = BoundedJSONField(required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
                              help_text="Optional JSON Schema (draft 2020-12) that payloads must satisfy.")
 
     class Meta:
@@ -151,10 +199,9 @@ class EventTypeForm(forms.ModelForm):
         if contains_nul(schema):
             raise ValidationError("Must not contain NUL characters.")
         try:
-            jsonschema.Draft202012Validator.check_schema(schema)
-        except jsonschema.SchemaError as error:
-            where = "/".join(str(p) for p in error.absolute_path) or "(root)"
-            raise ValidationError(f"Not a valid JSON Schema: {where}: {error.message}") from None
+            check_schema(schema)
+        except SchemaRefused as refused:
+            raise ValidationError(capfirst(str(refused))) from None
         return schema
 
     def clean(self) -> dict[str, Any]:
@@ -239,6 +286,8 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        if not self.instance.pk and (problem := self.room.subscription_quota_error()):
+            raise ValidationError(capfirst(problem) + ".")
         kind, url = data.get("type"), data.get("push_url") or ""
         data["push_url"] = url
         if kind == Subscription.Type.PUSH and not url and "push_url" not in self.errors:
@@ -261,7 +310,7 @@ class SubscriptionForm(forms.ModelForm):
 class TestEventForm(forms.Form):
     """What a test event carries besides its event type."""
 
-    payload = forms.JSONField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
+    payload = BoundedJSONField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
     correlation_id = forms.CharField(max_length=200, required=False, label="Correlation id",
                                      help_text="Empty: a new UUID.")
 
@@ -271,7 +320,7 @@ class ApiKeyForm(forms.Form):
 
     name = forms.CharField(max_length=200)
     is_admin = forms.BooleanField(required=False, label="Admin key (every room, and room management)")
-    rooms = forms.ModelMultipleChoiceField(queryset=Room.objects.all(), required=False,
+    rooms = IdMultipleChoiceField(queryset=Room.objects.all(), required=False,
                                            widget=forms.CheckboxSelectMultiple)
 
     def clean(self) -> dict[str, Any]:
@@ -298,8 +347,8 @@ class MessageFilterForm(forms.Form):
     """Filters of the message log (GET); every field may be blank."""
 
     q = forms.CharField(required=False, max_length=200, label="Correlation or message id")
-    room = forms.ModelChoiceField(queryset=Room.objects.only("id", "name"), required=False, empty_label="any room")
-    subscription = forms.ModelChoiceField(
+    room = IdChoiceField(queryset=Room.objects.only("id", "name"), required=False, empty_label="any room")
+    subscription = IdChoiceField(
         queryset=Subscription.objects.select_related("room").only("id", "name", "room__name"),
         required=False, empty_label="any subscription",
     )
@@ -339,9 +388,9 @@ class ReportFilterForm(forms.Form):
         "24h": ("last 24 hours", 24), "7d": ("last 7 days", 7 * 24), "30d": ("last 30 days", 30 * 24)}
     DEFAULT_WINDOW = "7d"
 
-    room = forms.ModelChoiceField(queryset=Room.objects.only("id", "name").order_by("name"), required=False,
-                                  empty_label="all rooms")
-    subscription = forms.ModelChoiceField(
+    room = IdChoiceField(queryset=Room.objects.only("id", "name").order_by("name"), required=False,
+                         empty_label="all rooms")
+    subscription = IdChoiceField(
         queryset=Subscription.objects.select_related("room").only("id", "name", "room__name")
         .order_by("room__name", "name"), required=False, empty_label="every subscription",
     )

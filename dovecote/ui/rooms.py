@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from dovecote.ui.forms import EventTypeForm, RoomForm
 from dovecote.ui.schedule import expiration, schedule_context, settings_values, summary
-from dovecote.ui.shortcuts import posted, render_page, staff_required
+from dovecote.ui.shortcuts import posted, render_page, require_permission, staff_required
 from dovecote.ui.subscriptions import subscription_counts
 from rooms.actions import delete_room
 from rooms.models import Room
@@ -108,6 +108,7 @@ def event_type_add(request: HttpRequest, room_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def room_delete(request: HttpRequest, room_id: int) -> HttpResponse:
     """Ask to confirm, then delete a room with everything in it."""
+    require_permission(request, "rooms.delete_room")
     room = get_object_or_404(Room, pk=room_id)
     if request.method == "POST":
         deleted = delete_room(room)

@@ -15,6 +15,8 @@ from django.template.response import TemplateResponse
 from django.utils.cache import patch_vary_headers
 from django_htmx.http import HttpResponseClientRedirect
 
+from dovecote.inputs import read_id
+
 View = Callable[..., HttpResponse]
 
 
@@ -35,6 +37,12 @@ def staff_required(view: View) -> View:
         return view(request, *args, **kwargs)
 
     return checked
+
+
+def require_permission(request: HttpRequest, permission: str) -> None:
+    """Refuse (403) a user without `permission`: minting keys and destructive actions need more than staff status."""
+    if not request.user.has_perm(permission):
+        raise PermissionDenied(f"this action needs the permission {permission!r}; ask an administrator")
 
 
 def render_page(request: HttpRequest, template: str, context: dict[str, Any], *,
@@ -78,9 +86,8 @@ def keyset_page(rows: QuerySet, request: HttpRequest, size: int = 50) -> KeysetP
 
 
 def id_param(request: HttpRequest, name: str) -> int | None:
-    """Return a positive integer query parameter, ignoring a missing or malformed one."""
-    value = request.GET.get(name, "")
-    return int(value) if value.isdigit() else None
+    """Return an id query parameter, ignoring a missing, malformed or out-of-range one."""
+    return read_id(request.GET.get(name, ""))
 
 
 def query_without(request: HttpRequest, *names: str) -> str:

@@ -18,7 +18,8 @@ from delivery.models import Delivery
 from delivery.publish import Event, PublishRejected, publish
 from dovecote.ui.forms import SubscriptionForm, TestEventForm
 from dovecote.ui.schedule import schedule_context, settings_values
-from dovecote.ui.shortcuts import posted, render_page, staff_required
+from dovecote.inputs import read_id
+from dovecote.ui.shortcuts import posted, render_page, require_permission, staff_required
 from rooms.models import EventType, Room
 from subscriptions.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
@@ -34,8 +35,8 @@ def subscription_list(request: HttpRequest) -> TemplateResponse:
     """List every subscription (filtered by room, type, status) with its in-flight and dead-letter counts."""
     rows = Subscription.objects.select_related("room").order_by("room__name", "name")
     filters = {name: request.GET[name] for name in ("room", "type", "status") if request.GET.get(name)}
-    if filters.get("room", "").isdigit():
-        rows = rows.filter(room_id=filters["room"])
+    if (room_id := read_id(filters.get("room", ""))) is not None:
+        rows = rows.filter(room_id=room_id)
     if filters.get("type") in Subscription.Type.values:
         rows = rows.filter(type=filters["type"])
     if filters.get("status") in Subscription.Status.values:
@@ -156,6 +157,7 @@ def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpRespo
 @require_POST
 def subscription_rotate_secret(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Replace a push subscription's signing secret and show the new one, once."""
+    require_permission(request, "subscriptions.change_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     if subscription.type != Subscription.Type.PUSH:
         messages.error(request, "Only push subscriptions have a signing secret.")
@@ -203,6 +205,7 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
 @require_http_methods(["GET", "POST"])
 def subscription_delete(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Ask to confirm, then delete a subscription (what is still on its way is dead-lettered first)."""
+    require_permission(request, "subscriptions.delete_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     room_id = subscription.room_id
     if request.method == "POST":

@@ -7,14 +7,13 @@ from django.contrib.auth import views as auth_views
 from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import path, re_path
 
-from dovecote.ui import api_keys, dashboard, dead_letters, messages, reports, rooms, subscriptions
+from dovecote.ui import api_keys, dashboard, dead_letters, login, messages, reports, rooms, subscriptions
 
 app_name = "ui"
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
-    path("login/", auth_views.LoginView.as_view(template_name="ui/login.html", redirect_authenticated_user=True),
-         name="login"),
+    path("login/", login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="ui:login"), name="logout"),
     path("rooms/", rooms.room_list, name="room-list"),
     path("rooms/new/", rooms.room_create, name="room-create"),

@@ -1,0 +1,73 @@
+"""With DEBUG off, Dovecote's settings are production-safe unless DOVECOTE_HTTPS=false says the run is local."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from cryptography.fernet import Fernet
+from django.test import Client
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH = Path(tempfile.mkdtemp(prefix="dovecote-settings-"))
+KEYS = {"DJANGO_SECRET_KEY": "s" * 20 + "-a-random-enough-key-" + "t" * 20,
+        "DOVECOTE_SECRETS_KEY": Fernet.generate_key().decode()}
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    """Run manage.py with only `env` (no DEBUG, no DOVECOTE_HTTPS unless given), on a scratch SQLite file."""
+    base = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "dovecote.settings", "STOMP_URL": "memory://",
+            "DOVECOTE_SQLITE_PATH": str(SCRATCH / "check.sqlite3")}
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_the_deploy_check_finds_nothing_to_warn_about_by_default() -> None:
+    result = manage("check", "--deploy", "--fail-level", "WARNING", **KEYS)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def settings_value(expression: str, **env: str) -> str:
+    code = f"import django; django.setup(); from django.conf import settings; print({expression})"
+    base = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "dovecote.settings"}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+def test_production_cookies_are_secure_and_https_is_enforced() -> None:
+    shown = settings_value("settings.SESSION_COOKIE_SECURE, settings.CSRF_COOKIE_SECURE, settings.SECURE_SSL_REDIRECT,"
+                           " settings.SECURE_HSTS_SECONDS, settings.SECURE_PROXY_SSL_HEADER", **KEYS)
+    assert shown == "True True True 31536000 None"
+    behind_proxy = settings_value("settings.SECURE_PROXY_SSL_HEADER", DOVECOTE_TRUSTED_PROXIES="1", **KEYS)
+    assert behind_proxy == "('HTTP_X_FORWARDED_PROTO', 'https')"
+
+
+def test_a_plain_http_local_run_relaxes_them() -> None:
+    shown = settings_value("settings.SESSION_COOKIE_SECURE, settings.SECURE_SSL_REDIRECT, settings.SECURE_HSTS_SECONDS",
+                           DOVECOTE_HTTPS="false")
+    assert shown == "False False 0"
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"DOVECOTE_SECRETS_KEY": KEYS["DOVECOTE_SECRETS_KEY"]}, "DJANGO_SECRET_KEY must be set in production"),
+    ({"DJANGO_SECRET_KEY": KEYS["DJANGO_SECRET_KEY"]}, "DOVECOTE_SECRETS_KEY must be set in production"),
+    ({**KEYS, "DJANGO_SECRET_KEY": "insecure-compose-default-set-DJANGO_SECRET_KEY"}, "is a placeholder"),
+    ({**KEYS, "DOVECOTE_SECRETS_KEY": "not-a-key"}, "key 1 is not a Fernet key"),
+])
+def test_production_does_not_start_without_its_keys(env: dict[str, str], message: str) -> None:
+    result = manage("check", **env)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_pages_carry_a_content_security_policy_and_no_framing(client: Client) -> None:
+    response = client.get("/login/")
+    assert "script-src 'self'" in response["Content-Security-Policy"]
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+    assert response["X-Frame-Options"] == "DENY"

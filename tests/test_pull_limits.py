@@ -1,0 +1,128 @@
+"""Limits around pull and dead letters: long polls per process and key, reply bytes, subscriptions per room,
+and replaying every dead letter in chunks; on the real broker and database."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from django.test import Client, override_settings
+
+from delivery import dead_letters, long_polls
+from delivery.models import Delivery
+from rooms.models import ApiKey
+from tests.factories import make_delivery, make_event_type, make_message, make_room, make_subscription
+from tests.test_pull_and_dead_letters import call
+from tests.test_push_delivery import publish
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_services")]
+
+
+@pytest.fixture
+def pull_room():  # noqa: ANN201
+    room = make_room()
+    make_event_type(room)
+    return room, make_subscription(room, type="pull", push_url="")
+
+
+def start_long_poll(base_url: str, key: str, subscription_id: int, replies: list) -> threading.Thread:  # noqa: ANN001
+    def run() -> None:
+        replies.append(httpx.post(f"{base_url}/api/v1/subscriptions/{subscription_id}/pull/",
+                                  json={"wait_ms": 4000}, headers={"Authorization": f"Bearer {key}"}, timeout=30))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def wait_for_held(count: int) -> None:
+    deadline = time.monotonic() + 10
+    while sum(long_polls._held.values()) < count:
+        assert time.monotonic() < deadline, f"{count} long polls never started"
+        time.sleep(0.01)
+
+
+def test_long_polls_over_the_limits_are_429_at_once_and_short_pulls_still_answer(live_server, pull_room) -> None:  # noqa: ANN001
+    room, subscription = pull_room
+    first, second, third = (ApiKey.issue(name, rooms=[room])[1] for name in ("first", "second", "third"))
+    replies: list[httpx.Response] = []
+    threads = [start_long_poll(live_server.url, first, subscription.pk, replies)]
+    wait_for_held(1)
+    url = f"{live_server.url}/api/v1/subscriptions/{subscription.pk}/pull/"
+
+    started = time.monotonic()
+    same_key = httpx.post(url, json={"wait_ms": 4000}, headers={"Authorization": f"Bearer {first}"}, timeout=30)
+    assert same_key.status_code == 429 and same_key.headers["Retry-After"] == "1"
+    assert "DOVECOTE_LONG_POLLS_PER_KEY" in same_key.json()["detail"]
+    threads.append(start_long_poll(live_server.url, second, subscription.pk, replies))
+    wait_for_held(2)
+    full = httpx.post(url, json={"wait_ms": 4000}, headers={"Authorization": f"Bearer {third}"}, timeout=30)
+    assert full.status_code == 429 and "DOVECOTE_LONG_POLLS" in full.json()["detail"]
+    short = httpx.post(url, json={"wait_ms": 0}, headers={"Authorization": f"Bearer {first}"}, timeout=30)
+    assert short.status_code == 200 and short.json() == {"messages": []}
+    assert httpx.get(f"{live_server.url}/healthz/", timeout=30).status_code in (200, 503)
+    assert time.monotonic() - started < 3.5  # none of them waited for the long polls to end
+
+    for thread in threads:
+        thread.join(timeout=30)
+    assert [reply.status_code for reply in replies] == [200, 200]
+    assert sum(long_polls._held.values()) == 0
+
+
+@override_settings(DOVECOTE_PULL_REPLY_MAX_BYTES=250_000)
+def test_a_pull_reply_stops_at_its_byte_cap_and_the_rest_stays_queued(client: Client, pull_room) -> None:  # noqa: ANN001
+    room, subscription = pull_room
+    key = ApiKey.issue("consumer", rooms=[room])[1]
+    for n in range(4):
+        publish(client, key, room.pk, payload={"n": n, "blob": "x" * 100_000})
+    deadline = time.monotonic() + 15
+    while Delivery.objects.filter(subscription=subscription, status=Delivery.Status.QUEUED).count() < 4:
+        assert time.monotonic() < deadline, "the relay did not send the messages"
+        time.sleep(0.05)  # the relay sends after commit; all four wait on the queue before the first pull
+
+    path = f"/api/v1/subscriptions/{subscription.pk}/pull/"
+    replies: list[list[dict]] = []
+    deadline = time.monotonic() + 15
+    while sum(map(len, replies)) < 4 and time.monotonic() < deadline:
+        replies.append(call(client, key, path, {"max_messages": 10, "wait_ms": 2000})["messages"])
+    # Each body is about 100 KB: a third would take a reply past 250,000 bytes, so none holds more than two.
+    assert len(replies[0]) == 2 and max(map(len, replies)) <= 2, [len(reply) for reply in replies]
+    assert sorted(m["payload"]["n"] for reply in replies for m in reply) == [0, 1, 2, 3]
+
+
+@override_settings(DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM=2)
+def test_a_room_holds_at_most_its_quota_of_subscriptions(client: Client, member) -> None:  # noqa: ANN001
+    room = make_room()
+    key = ApiKey.issue("owner", rooms=[room])[1]
+    path = f"/api/v1/rooms/{room.pk}/subscriptions/"
+    body = {"type": "pull"}
+    replies = [client.post(path, json.dumps({**body, "name": f"s{n}"}), content_type="application/json",
+                           HTTP_AUTHORIZATION=f"Bearer {key}") for n in range(3)]
+    assert [reply.status_code for reply in replies] == [201, 201, 409]
+    assert "DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM" in replies[2].json()["room"][0]
+    client.force_login(member)
+    page = client.post(f"/rooms/{room.pk}/subscriptions/new/", {"name": "ui", "type": "pull", "max_in_flight": 10,
+                                                                "timeout_ms": 10_000})
+    assert page.status_code == 200 and "the most a room may have" in page.content.decode()
+    assert room.subscriptions.count() == 2
+
+
+@override_settings(DOVECOTE_REPLAY_CHUNK=2)
+def test_replaying_every_dead_letter_goes_in_chunks_of_short_transactions(pull_room,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    room, subscription = pull_room
+    for _ in range(5):
+        make_delivery(make_message(room), subscription, status=Delivery.Status.DEAD_LETTERED, attempts=3)
+    chunks: list[int] = []
+    real_chunk = dead_letters.replay_chunk
+    monkeypatch.setattr(dead_letters, "replay_chunk", lambda chosen, size: chunks.append(size) or real_chunk(chosen, size))
+
+    replayed = dead_letters.replay(subscription, None)
+
+    assert len(replayed) == 5 and len(chunks) == 4  # 2 + 2 + 1, then an empty one that ends it
+    assert not Delivery.objects.filter(subscription=subscription, status=Delivery.Status.DEAD_LETTERED).exists()
+    assert set(Delivery.objects.filter(pk__in=replayed).values_list("replays", flat=True)) == {1}

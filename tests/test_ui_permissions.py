@@ -1,0 +1,79 @@
+"""Minting API keys and the UI's destructive actions need Django permissions, not only staff status."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from delivery.models import Delivery
+from rooms.models import ApiKey, Room
+from subscriptions.models import Subscription
+from tests.factories import make_delivery, make_message, make_room, make_subscription
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world():  # noqa: ANN201
+    room = make_room()
+    subscription = make_subscription(room)
+    dead = make_delivery(make_message(room), subscription, status=Delivery.Status.DEAD_LETTERED)
+    key, _ = ApiKey.issue("existing", rooms=[room])
+    return room, subscription, dead, key
+
+
+def actions(world) -> dict[str, tuple[str, dict]]:  # noqa: ANN001
+    room, subscription, dead, key = world
+    dead_letter_action = f"/subscriptions/{subscription.pk}/dead-letters/action/"
+    return {
+        "mint an admin key": ("/api-keys/", {"name": "root", "is_admin": "on"}),
+        "revoke a key": (f"/api-keys/{key.pk}/revoke/", {}),
+        "delete a room": (f"/rooms/{room.pk}/delete/", {}),
+        "delete a subscription": (f"/subscriptions/{subscription.pk}/delete/", {}),
+        "rotate a signing secret": (f"/subscriptions/{subscription.pk}/rotate-secret/", {}),
+        "replay dead letters": (dead_letter_action, {"choice": "replay:all", "confirmed": "on"}),
+        "purge dead letters": (dead_letter_action, {"choice": "purge:selected", "message_ids": [str(dead.message_id)],
+                                                     "confirmed": "on"}),
+    }
+
+
+ACTIONS = ["mint an admin key", "revoke a key", "delete a room", "delete a subscription", "rotate a signing secret",
+           "replay dead letters", "purge dead letters"]
+
+
+def state(world) -> tuple:  # noqa: ANN001
+    room, subscription, dead, key = world
+    secret = Subscription.objects.filter(pk=subscription.pk).values_list("signing_secret", flat=True).first()
+    dead_now = Delivery.objects.filter(pk=dead.pk).values_list("status", "purged_at").first()
+    return (ApiKey.objects.count(), ApiKey.objects.get(pk=key.pk).revoked_at, Room.objects.filter(pk=room.pk).exists(),
+            secret, dead_now)
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_a_staff_user_without_the_permission_is_refused_and_nothing_changes(client: Client, viewer: User, world,  # noqa: ANN001
+                                                                          action: str) -> None:
+    client.force_login(viewer)
+    before = state(world)
+    path, data = actions(world)[action]
+    response = client.post(path, data)
+    assert response.status_code == 403
+    assert state(world) == before
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+def test_an_operator_with_the_permission_may(client: Client, member: User, world, action: str) -> None:  # noqa: ANN001
+    client.force_login(member)
+    before = state(world)
+    path, data = actions(world)[action]
+    response = client.post(path, data)
+    assert response.status_code in (200, 302), response.content[:300]
+    assert state(world) != before
+
+
+def test_the_delete_confirmation_pages_need_the_permission_too(client: Client, viewer: User, world) -> None:  # noqa: ANN001
+    room, subscription, _, _ = world
+    client.force_login(viewer)
+    assert client.get(f"/rooms/{room.pk}/delete/").status_code == 403
+    assert client.get(f"/subscriptions/{subscription.pk}/delete/").status_code == 403
+    assert client.get("/api-keys/").status_code == 200  # looking is fine
