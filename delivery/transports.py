@@ -1,16 +1,16 @@
 """Every HTTP request to a subscriber goes through here: signed, checked, bounded, classified.
 
-`PushTransport` is an asyncio client (aiohttp) shared by every push session of a worker's event
-loop, with keep-alive connection pools. What it guarantees for each attempt:
-- it connects only to addresses that passed the push-URL rules (delivery/url_safety.py): its
-  resolver resolves a host once per connection, checks every address and hands the connector
-  only those, so a DNS answer that changes after the check (rebinding) is never used; an
-  address literal is checked before the request; proxy variables in the environment are
-  ignored, so nothing routes around the check;
+`PushTransport` is the asyncio client (delivery/http1.py) shared by every push session of a
+worker's event loop, with keep-alive connection pools. What it guarantees for each attempt:
+- it connects only to addresses that passed the push-URL rules (delivery/url_safety.py): a host
+  is resolved once (for DNS_TTL_S), every address checked, and connections go to those
+  addresses, so a DNS answer that changes after the check (rebinding) is never used; an address
+  literal is checked before the request; proxy variables in the environment play no part;
 - one wall-clock deadline, `timeout_ms`, covers everything: connecting, sending, the response
   head and reading its body. A receiver that drips bytes is cut off when it runs out;
-- it reads at most RESPONSE_BYTES of a response body (for the error text); a longer body is
-  not read, and its connection is closed instead of reused;
+- it reads at most RESPONSE_BYTES of a response body (for the error text), and no more than has
+  arrived with the head: a longer or slower body is not waited for, and its connection is closed
+  instead of reused;
 - redirects are not followed; a Retry-After header is read within bounds (MAX_RETRY_AFTER_MS).
 Failures come back as values (`PushResult`), never as exceptions.
 """
@@ -22,17 +22,15 @@ import base64
 import hashlib
 import hmac
 import ipaddress
-import socket
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from functools import lru_cache
 
-import aiohttp
-from aiohttp.abc import AbstractResolver, ResolveResult
 from django.conf import settings
 
+from delivery.http1 import Http1Client, ResponseError
 from delivery.models import DeliveryAttempt
 from delivery.url_safety import UnsafePushUrl, checked_addresses, parse_push_url
 
@@ -95,50 +93,16 @@ class PushRequest:
         }
 
 
-class RefusedAddress(OSError):
-    """The resolver's refusal of a host whose addresses may not be reached (wrapped by aiohttp)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-class CheckedResolver(AbstractResolver):
-    """Resolve a host and return its addresses only if every one passes the push-URL rules."""
-
-    async def resolve(self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET,
-                      ) -> list[ResolveResult]:
-        try:
-            addresses = await asyncio.get_running_loop().run_in_executor(None, checked_addresses, host, port)
-        except UnsafePushUrl as refused:
-            raise RefusedAddress(refused.reason) from None
-        return [ResolveResult(hostname=host, host=str(address), port=port,
-                              family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                              proto=0, flags=socket.AI_NUMERICHOST) for address in addresses]
-
-    async def close(self) -> None:
-        return None
-
-
 class PushTransport:
-    """A pooled HTTP client for push deliveries, for the event loop it is first used on."""
+    """The HTTP client of push deliveries (delivery/http1.py), for the event loop it is first used on."""
 
     def __init__(self) -> None:
-        self._session: aiohttp.ClientSession | None = None
-
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            connector = aiohttp.TCPConnector(resolver=CheckedResolver(), limit=0, ttl_dns_cache=10,
-                                             enable_cleanup_closed=True)
-            # trust_env=False: HTTP(S)_PROXY and friends are ignored, so no proxy routes around the checks.
-            self._session = aiohttp.ClientSession(connector=connector, trust_env=False, auto_decompress=False,
-                                                  skip_auto_headers=("Accept-Encoding",))
-        return self._session
+        self._client: Http1Client | None = None
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     async def post(self, request: PushRequest) -> PushResult:
         """POST one delivery and classify the answer; never raises for a subscriber's failure."""
@@ -151,36 +115,34 @@ class PushTransport:
             check_address_literal(request.url)
         except UnsafePushUrl as refused:
             return PushResult(Outcome.FAILURE, _ms_since(started), error=f"push URL refused: {refused.reason}")
+        if self._client is None:
+            self._client = Http1Client(resolve=checked_resolution, body_limit=RESPONSE_BYTES)
         try:
             async with asyncio.timeout(request.timeout_ms / 1000):
-                return await self._exchange(request, started)
+                response = await self._client.post(request.url, request.headers(int(time.time())), request.body)
         except TimeoutError:
-            return PushResult(Outcome.TIMEOUT, _ms_since(started),
-                              error=f"timed out after {request.timeout_ms} ms")
-        except aiohttp.ClientConnectorError as error:
-            if isinstance(error.os_error, RefusedAddress):
-                return PushResult(Outcome.FAILURE, _ms_since(started),
-                                  error=f"push URL refused: {error.os_error.reason}")
+            return PushResult(Outcome.TIMEOUT, _ms_since(started), error=f"timed out after {request.timeout_ms} ms")
+        except UnsafePushUrl as refused:
+            return PushResult(Outcome.FAILURE, _ms_since(started), error=f"push URL refused: {refused.reason}")
+        except (OSError, ResponseError, ValueError) as error:
             return PushResult(Outcome.CONNECTION_ERROR, _ms_since(started), error=f"{type(error).__name__}: {error}")
-        except (aiohttp.ClientError, OSError, ValueError) as error:
-            return PushResult(Outcome.CONNECTION_ERROR, _ms_since(started), error=f"{type(error).__name__}: {error}")
+        status = response.status
+        if 200 <= status < 300:
+            return PushResult(Outcome.SUCCESS, _ms_since(started), status_code=status)
+        text = response.body.decode("utf-8", "replace")[:ERROR_BODY_CHARS]
+        return PushResult(
+            Outcome.FAILURE, _ms_since(started), status_code=status, error=f"HTTP {status}: {text}".strip(),
+            retry_after_ms=retry_after_ms(response.headers.get("retry-after", "")) if status in (429, 503) else None,
+        )
 
-    async def _exchange(self, request: PushRequest, started: float) -> PushResult:
-        async with self._client().post(request.url, data=request.body, headers=request.headers(int(time.time())),
-                                       allow_redirects=False) as response:
-            body = await response.content.read(RESPONSE_BYTES)
-            if not response.content.at_eof():
-                response.close()  # more than we read: never reuse this connection
-            status = response.status
-            if 200 <= status < 300:
-                return PushResult(Outcome.SUCCESS, _ms_since(started), status_code=status)
-            text = body.decode("utf-8", "replace")[:ERROR_BODY_CHARS]
-            return PushResult(
-                Outcome.FAILURE, _ms_since(started), status_code=status,
-                error=f"HTTP {status}: {text}".strip(),
-                retry_after_ms=retry_after_ms(response.headers.get("Retry-After", ""))
-                if status in (429, 503) else None,
-            )
+
+async def checked_resolution(host: str, port: int) -> list[str]:
+    """The addresses of `host` to connect to, each checked by the push-URL rules (UnsafePushUrl if one fails).
+
+    Resolved once here and connected to as they are: no second lookup can answer otherwise.
+    """
+    addresses = await asyncio.get_running_loop().run_in_executor(None, checked_addresses, host, port)
+    return [str(address) for address in addresses]
 
 
 def check_address_literal(url: str) -> None:

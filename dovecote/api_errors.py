@@ -108,7 +108,8 @@ FIELD_ERRORS = {
 def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
     """Declare what every operation may answer beyond its own replies (a drf-spectacular postprocessing hook).
 
-    A 429 carries `Retry-After`; an operation that takes a body answers 415 to one that is not JSON.
+    A 429 carries `Retry-After`; an operation that takes a body answers 415 to one that is not JSON;
+    any request whose body is over the size limit gets 413 before it reaches the operation.
     The free-form bodies of 400 and 409 (each bad field with its messages) become one component,
     `FieldErrors`, where they were an inline object per operation (a model per operation in clients).
     """
@@ -118,6 +119,8 @@ def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: An
                    "description": "Seconds until this key's next window opens."}
     not_json = {"description": "The body is not `application/json`.",
                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    too_large = {"description": "The request body is over the size limit (DOVECOTE_MAX_BODY_BYTES).",
+                 "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     for operations in result.get("paths", {}).values():
         for operation in operations.values():
             responses = operation.get("responses", {})
@@ -129,5 +132,6 @@ def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: An
                     body["schema"] = field_errors
             if "requestBody" in operation:
                 responses.setdefault("415", not_json)
-                operation["responses"] = dict(sorted(responses.items()))
+            responses.setdefault("413", too_large)
+            operation["responses"] = dict(sorted(responses.items()))
     return result

@@ -16,6 +16,11 @@ T = TypeVar("T", bound="Run")
 
 @_attrs_define
 class Run:
+    """A report run; where it ran (`master`), what it recomputed (`scope`) and why it failed (`error`) are
+    internal to the operators, so only admin keys see them (null for the others, context `internals`).
+
+    """
+
     id: int
     status: RunStatusEnum
     """ * `running` - Running
@@ -24,21 +29,23 @@ class Run:
     mode: ModeEnum
     """ * `full` - Full
     * `incremental` - Incremental """
-    master: str
+    master: None | str
+    """ Admin keys only; null for room keys. """
     started_at: datetime.datetime
     progress: int
     """ 0 to 100. """
     stage: str
+    scope: None | str
+    """ Admin keys only; null for room keys. """
+    error: None | str
+    """ Admin keys only; null for room keys. """
     window_start: datetime.datetime | None | Unset = UNSET
     """ --since, if given. """
     window_end: datetime.datetime | None | Unset = UNSET
     """ --until, if given. """
     finished_at: datetime.datetime | None | Unset = UNSET
-    scope: str | Unset = UNSET
-    """ The hour ranges recomputed. """
     hours_processed: int | None | Unset = UNSET
     rows_written: int | None | Unset = UNSET
-    error: str | Unset = UNSET
     watermark_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -49,6 +56,7 @@ class Run:
 
         mode: str = self.mode
 
+        master: None | str
         master = self.master
 
         started_at = self.started_at.isoformat()
@@ -56,6 +64,12 @@ class Run:
         progress = self.progress
 
         stage = self.stage
+
+        scope: None | str
+        scope = self.scope
+
+        error: None | str
+        error = self.error
 
         window_start: None | str | Unset
         if isinstance(self.window_start, Unset):
@@ -81,8 +95,6 @@ class Run:
         else:
             finished_at = self.finished_at
 
-        scope = self.scope
-
         hours_processed: int | None | Unset
         if isinstance(self.hours_processed, Unset):
             hours_processed = UNSET
@@ -94,8 +106,6 @@ class Run:
             rows_written = UNSET
         else:
             rows_written = self.rows_written
-
-        error = self.error
 
         watermark_at: None | str | Unset
         if isinstance(self.watermark_at, Unset):
@@ -116,6 +126,8 @@ class Run:
                 "started_at": started_at,
                 "progress": progress,
                 "stage": stage,
+                "scope": scope,
+                "error": error,
             }
         )
         if window_start is not UNSET:
@@ -124,14 +136,10 @@ class Run:
             field_dict["window_end"] = window_end
         if finished_at is not UNSET:
             field_dict["finished_at"] = finished_at
-        if scope is not UNSET:
-            field_dict["scope"] = scope
         if hours_processed is not UNSET:
             field_dict["hours_processed"] = hours_processed
         if rows_written is not UNSET:
             field_dict["rows_written"] = rows_written
-        if error is not UNSET:
-            field_dict["error"] = error
         if watermark_at is not UNSET:
             field_dict["watermark_at"] = watermark_at
 
@@ -146,13 +154,32 @@ class Run:
 
         mode = check_mode_enum(d.pop("mode"))
 
-        master = d.pop("master")
+        def _parse_master(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        master = _parse_master(d.pop("master"))
 
         started_at = datetime.datetime.fromisoformat(d.pop("started_at"))
 
         progress = d.pop("progress")
 
         stage = d.pop("stage")
+
+        def _parse_scope(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        scope = _parse_scope(d.pop("scope"))
+
+        def _parse_error(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        error = _parse_error(d.pop("error"))
 
         def _parse_window_start(data: object) -> datetime.datetime | None | Unset:
             if data is None:
@@ -205,8 +232,6 @@ class Run:
 
         finished_at = _parse_finished_at(d.pop("finished_at", UNSET))
 
-        scope = d.pop("scope", UNSET)
-
         def _parse_hours_processed(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -224,8 +249,6 @@ class Run:
             return cast(int | None | Unset, data)
 
         rows_written = _parse_rows_written(d.pop("rows_written", UNSET))
-
-        error = d.pop("error", UNSET)
 
         def _parse_watermark_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
@@ -252,13 +275,13 @@ class Run:
             started_at=started_at,
             progress=progress,
             stage=stage,
+            scope=scope,
+            error=error,
             window_start=window_start,
             window_end=window_end,
             finished_at=finished_at,
-            scope=scope,
             hours_processed=hours_processed,
             rows_written=rows_written,
-            error=error,
             watermark_at=watermark_at,
         )
 
