@@ -3,8 +3,10 @@
     python -m bench.bare_loop STOMP_URL DESTINATION COUNT RECEIVER_URL CONCURRENCY
 
 Consumes COUNT frames from DESTINATION (client-individual acks, the same window Dovecote's
-sessions ask for), POSTs each body to RECEIVER_URL with at most CONCURRENCY in flight (aiohttp
-on uvloop, keep-alive), and acks it once the POST answered. No database, no judging, no signing.
+sessions ask for), POSTs each body to RECEIVER_URL with at most CONCURRENCY in flight, and acks
+it once the POST answered. It uses what Dovecote uses to do the same — stomp.py with Dovecote's
+header parser, and Dovecote's HTTP/1.1 client on uvloop, keep-alive — so the difference between
+the two is what recording and judging each delivery costs. No database, no judging, no signing.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import sys
 import time
 from urllib.parse import urlsplit
 
-import aiohttp
 import stomp
 
+import delivery.broker.stomp  # noqa: F401 - installs Dovecote's faster STOMP header parser
 from bench.load import run
+from delivery.http1 import Http1Client
 
 WINDOW_BYTES_PER_MESSAGE = 2048
 
@@ -39,20 +42,26 @@ async def consume(stomp_url: str, destination: str, count: int, receiver_url: st
                    headers={"consumer-window-size": str(concurrency * WINDOW_BYTES_PER_MESSAGE),
                             "subscription-type": "ANYCAST"})
     cpu_started = time.process_time()
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=concurrency)) as session:
-        async def deliver(frame: stomp.utils.Frame) -> None:
-            async with session.post(receiver_url, data=frame.body,
-                                    headers={"Content-Type": "application/json"}) as reply:
-                await reply.read()
-            conn.ack(frame.headers["ack"])
 
-        pending = set()
-        for _ in range(count):
-            frame = await frames.get()
-            task = asyncio.create_task(deliver(frame))
-            pending.add(task)
-            task.add_done_callback(pending.discard)
-        await asyncio.gather(*pending)
+    async def addresses(host: str, port: int) -> list[str]:
+        return [host]
+
+    client = Http1Client(resolve=addresses, body_limit=8192)
+
+    async def deliver(frame: stomp.utils.Frame) -> None:
+        response = await client.post(receiver_url, {"Content-Type": "application/json"}, frame.body)
+        if response.status >= 300:
+            raise RuntimeError(f"the receiver answered {response.status}")
+        conn.ack(frame.headers["ack"])
+
+    pending = set()
+    for _ in range(count):
+        frame = await frames.get()
+        task = asyncio.create_task(deliver(frame))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+    await asyncio.gather(*pending)
+    client.close()
     cpu = time.process_time() - cpu_started
     conn.disconnect()
     return cpu

@@ -195,8 +195,44 @@ RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.atte
 """
 
 
+# PostgreSQL: record successful attempts (their timeline rows) and settle their deliveries, in one statement.
+RECORD_DELIVERED_SQL = """
+WITH attempt_rows AS (
+    INSERT INTO {attempts} (delivery_id, correlation_id, life, attempt, started_at, duration_ms, outcome,
+                            status_code, error, next_delay_ms)
+    SELECT f.id, f.correlation_id, f.life, f.attempt, f.started_at, f.duration_ms, 'success', f.code, '', NULL
+      FROM unnest(%(ids)s::bigint[], %(correlations)s::text[], %(lives)s::int[], %(attempts)s::int[],
+                  %(started)s::timestamptz[], %(durations)s::int[], %(codes)s::int[])
+             AS f(id, correlation_id, life, attempt, started_at, duration_ms, code)
+)
+UPDATE {delivery} AS d
+   SET status = 'delivered', attempt_started_at = NULL, next_attempt_at = NULL, lease_token = '',
+       lease_expires_at = NULL, last_status_code = f.code, last_error = '', updated_at = %(now)s
+  FROM unnest(%(ids)s::bigint[], %(codes)s::int[]) AS f(id, code)
+ WHERE d.id = f.id AND d.status = ANY(%(unsettled)s)
+"""
+
+
 class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: ignore[misc]
-    """The queryset methods, and the one statement the push path runs most."""
+    """The queryset methods, and the two statements the push path runs most."""
+
+    def record_delivered(self, rows: list[tuple[DeliveryState | Delivery, int, datetime, int, int | None]],
+                         now: datetime) -> bool:
+        """Log successful attempts (delivery, attempt, start, duration ms, status code) and mark them delivered.
+
+        One statement on PostgreSQL; returns False elsewhere (the caller takes the portable way).
+        """
+        if connection.vendor != "postgresql":
+            return False
+        params = {"now": now, "unsettled": list(Delivery.UNSETTLED),
+                  "ids": [d.pk for d, *_ in rows], "correlations": [d.message.correlation_id for d, *_ in rows],
+                  "lives": [d.replays + 1 for d, *_ in rows], "attempts": [attempt for _, attempt, *_ in rows],
+                  "started": [started for _, _, started, _, _ in rows],
+                  "durations": [duration for *_, duration, _ in rows], "codes": [code for *_, code in rows]}
+        sql = RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table, attempts=DeliveryAttempt._meta.db_table)
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+        return True
 
     def claim_fresh(self, claims: list[FreshClaim], now: datetime) -> dict[int, DeliveryState] | None:
         """Claim, in one statement, each attempt the frame rules would let start at once; return their states.

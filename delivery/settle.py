@@ -78,15 +78,21 @@ def log_attempt(delivery: DeliveryRecord, attempt: int, started_at: datetime | N
 
 
 def record_successes(successes: list[Success]) -> None:
-    """Record successful attempts: their attempt rows in one pipelined INSERT, the deliveries in one UPDATE per code."""
-    by_code: dict[int | None, list[int]] = defaultdict(list)
-    for success in successes:
-        by_code[success.result.status_code].append(success.delivery.pk)
+    """Record successful attempts: their attempt rows and their deliveries `delivered`, together.
+
+    On PostgreSQL one statement does both (Delivery.objects.record_delivered); elsewhere one
+    INSERT of the attempt rows and one UPDATE per status code, in a transaction.
+    """
     now = timezone.now()
-    with transaction.atomic():
-        insert_attempts([(s.delivery, s.attempt, s.started_at, s.result, None) for s in successes])
-        for status_code, delivery_ids in by_code.items():
-            Delivery.objects.filter(pk__in=delivery_ids).mark_delivered(status_code, now)
+    rows = [(s.delivery, s.attempt, s.started_at, s.result.duration_ms, s.result.status_code) for s in successes]
+    if not Delivery.objects.record_delivered(rows, now):
+        by_code: dict[int | None, list[int]] = defaultdict(list)
+        for success in successes:
+            by_code[success.result.status_code].append(success.delivery.pk)
+        with transaction.atomic():
+            insert_attempts([(s.delivery, s.attempt, s.started_at, s.result, None) for s in successes])
+            for status_code, delivery_ids in by_code.items():
+                Delivery.objects.filter(pk__in=delivery_ids).mark_delivered(status_code, now)
     for success in successes:
         log.debug("delivered", extra=_context(success.delivery, success.attempt))
 

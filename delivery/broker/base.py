@@ -99,6 +99,11 @@ class Consumer(ABC):
     def ack(self, message: ReceivedMessage) -> None:
         """Settle `message`: the broker will not deliver it again."""
 
+    def ack_many(self, messages: Sequence[ReceivedMessage]) -> None:
+        """Settle several messages at once (an implementation may send them together)."""
+        for message in messages:
+            self.ack(message)
+
     @abstractmethod
     def close(self) -> None:
         """Stop receiving; messages received but not acked are redelivered later."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 import time
 from collections import deque
@@ -47,7 +46,7 @@ class _Job:
 class Bookkeeper:
     """A few threads that take the sessions' database work off the event loop and batch it."""
 
-    def __init__(self, broker: Broker, threads: int = int(os.environ.get("DOVECOTE_BOOKKEEPER_THREADS", "1"))) -> None:
+    def __init__(self, broker: Broker, threads: int = 2) -> None:
         self.broker = broker
         self._jobs: deque[_Job] = deque()
         self._ready = threading.Condition()

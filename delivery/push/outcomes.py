@@ -25,8 +25,7 @@ def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
     successes = [(attempt, result) for attempt, result in finished if result.ok]
     if successes:
         settle.record_successes([settle.Success(a.delivery, a.attempt, a.started_at, r) for a, r in successes])
-        for attempt, _ in successes:
-            _ack(attempt)
+        _ack([attempt for attempt, _ in successes])
     failures: dict[int, list[tuple[Attempt, PushResult]]] = defaultdict(list)
     for attempt, result in finished:
         if not result.ok:
@@ -45,13 +44,17 @@ def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
     statuses = settle.settle_failures(
         broker, [settle.Failure(a.delivery, a.frame.body, a.attempt, a.started_at, r) for a, r in finished],
         subscription.retry_policy)
-    for (attempt, _), status in zip(finished, statuses, strict=True):
-        if status is not None:  # else its copy was not confirmed: the original must come back
-            _ack(attempt)
+    # Unconfirmed copies leave their originals unacked: they must come back.
+    _ack([attempt for (attempt, _), status in zip(finished, statuses, strict=True) if status is not None])
 
 
-def _ack(attempt: Attempt) -> None:
-    try:
-        attempt.arrival.consumer.ack(attempt.frame)
-    except BrokerError:
-        log.debug("ack not sent; the frame comes back and is judged a stale copy")
+def _ack(attempts: list[Attempt]) -> None:
+    """Ack the frames of recorded attempts, each consumer's in one write."""
+    by_consumer: dict[int, list[Attempt]] = defaultdict(list)
+    for attempt in attempts:
+        by_consumer[id(attempt.arrival.consumer)].append(attempt)
+    for group in by_consumer.values():
+        try:
+            group[0].arrival.consumer.ack_many([attempt.frame for attempt in group])
+        except BrokerError:
+            log.debug("acks not sent; the frames come back and are judged stale copies")
