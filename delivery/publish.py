@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
+from delivery.routing import routing
 from rooms.models import EventType, Room
 from subscriptions.models import Subscription
 
@@ -62,7 +63,7 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
     stored again; its first reply is returned. Frames go to the broker after commit.
     """
     check_events(room, events)
-    subscriptions = list(Subscription.objects.filter(room=room, status=Subscription.Status.ACTIVE).order_by("pk"))
+    subscriptions = routing(room).subscriptions
     for subscription in subscriptions:
         subscription.room = room  # the relay reads their retry settings
     now = timezone.now()
@@ -136,7 +137,7 @@ def check_events(room: Room, events: list[Event]) -> None:
 
 def events_errors(room: Room, events: dict[int, Event]) -> dict[str, dict[str, list[str]]]:
     """Return what is wrong with each event, by index (events the room can take are left out)."""
-    known = {(t.name, t.version): t for t in EventType.objects.filter(room=room)}
+    known = routing(room).event_types
     errors = {}
     for index, event in events.items():
         if problems := event_errors(room, known.get((event.event_type, event.event_version)), event):

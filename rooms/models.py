@@ -11,7 +11,7 @@ import referencing.exceptions
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from delivery.retry import RetryPolicy
@@ -34,6 +34,9 @@ class Room(models.Model):
     max_delivery_delay_ms = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Cap on the redelivery delay; null: no cap."
     )
+    # Raised whenever the room's event types or subscriptions change: processes that cached what
+    # the room's events go to (delivery/routing.py) see the new value and read them again.
+    routing_version = models.PositiveBigIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -47,6 +50,11 @@ class Room(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @staticmethod
+    def routing_changed(room_id: int) -> None:
+        """Say that where room `room_id`'s events go has changed (a subscription or event type changed)."""
+        Room.objects.filter(pk=room_id).update(routing_version=F("routing_version") + 1)
 
     @property
     def address(self) -> str:
@@ -106,6 +114,15 @@ class EventType(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        Room.routing_changed(self.room_id)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        deleted = super().delete(*args, **kwargs)
+        Room.routing_changed(self.room_id)
+        return deleted
 
     def schema_errors(self, payload: Any) -> list[str]:
         """Return what is wrong with `payload` under this type's schema (empty: valid or no schema)."""

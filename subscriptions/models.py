@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+from typing import Any
 
 from django.core.validators import MinValueValidator
 from django.db import models
@@ -92,6 +93,16 @@ class Subscription(models.Model):
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        if set(kwargs.get("update_fields") or ["all"]) - NOT_ROUTING:
+            Room.routing_changed(self.room_id)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        deleted = super().delete(*args, **kwargs)
+        Room.routing_changed(self.room_id)
+        return deleted
+
     def matches(self, event_type: str, event_version: str) -> bool:
         """Say whether an event of this type and version passes the subscription's filter."""
         if not self.event_types:
@@ -135,6 +146,10 @@ class Subscription(models.Model):
         self.signing_secret = new_signing_secret()
         self.save(update_fields=["signing_secret", "updated_at"])
         return self.signing_secret
+
+
+# Fields a save may change without changing where its room's events go (the last error, per failure).
+NOT_ROUTING = frozenset({"last_error", "last_error_at"})
 
 
 def _first_set[T](override: T | None, default: T) -> T:
