@@ -13,6 +13,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from delivery import watchdog
 from delivery.models import Delivery
 from delivery.publish import Event, publish_many
 from rooms.models import ApiKey, EventType, Room
@@ -67,11 +68,17 @@ def fresh_credentials() -> tuple[str, str]:
     return password, ApiKey.issue("demo", is_admin=True)[1]
 
 
-def forget_lost_frames() -> int:
-    """Send again what the in-memory broker held when the demo last stopped (it keeps nothing)."""
-    return Delivery.objects.filter(status__in=["queued", "retrying", "leased"]).update(
-        status="pending", claimed_until=None, lease_token="", lease_expires_at=None, attempt_started_at=None
-    )
+def resend_lost_frames() -> int:
+    """Send again, at their current attempt, the frames the in-memory broker held when the demo last stopped.
+
+    That broker keeps nothing across a restart, so every delivery `queued` or `retrying` lost its
+    frame (a retry keeps its due time). Leases live in the database and pending deliveries are
+    the outbox sweeper's: neither needs a frame now.
+    """
+    lost = (Delivery.objects.select_related("message__room", "subscription__room")
+            .filter(status__in=[Delivery.Status.QUEUED, Delivery.Status.RETRYING], subscription__isnull=False)
+            .order_by("pk"))
+    return watchdog.resend(list(lost), "the in-memory broker kept nothing when the demo last stopped")
 
 
 def publish_forever(stop: threading.Event, per_second: float = 3.0) -> None:

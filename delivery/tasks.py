@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, pull, push, retire
+from delivery import expiry, outbox, pull, push, retire, watchdog
 
 
 @shared_task(acks_late=False, ignore_result=True)
@@ -41,3 +41,9 @@ def delete_queue(destination: str) -> bool:
 def expire_leases() -> int:
     """Redeliver (or dead-letter) pulled messages whose lease ran out unacknowledged."""
     return pull.expire_leases()
+
+
+@shared_task(ignore_result=True, expires=10)
+def resend_lost_frames() -> int:
+    """Send again the deliveries overdue with no frame left on the broker (delivery/watchdog.py)."""
+    return watchdog.resend_lost()

@@ -118,6 +118,8 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
     "expire-overdue": {"task": "delivery.tasks.expire_overdue", "schedule": 5.0},
     "expire-leases": {"task": "delivery.tasks.expire_leases", "schedule": 1.0},
+    # The safety net for frames a broker lost (delivery/watchdog.py).
+    "resend-lost-frames": {"task": "delivery.tasks.resend_lost_frames", "schedule": 10.0},
     # Five past each hour, once the previous hour is complete; a run still going makes the next one skip.
     "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),
                     "options": {"expires": 50 * 60}},

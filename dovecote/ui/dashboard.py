@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from delivery.models import Delivery, DeliveryAttempt, Message
+from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
 from dovecote.ui.reports import success_per_room
 from dovecote.ui.shortcuts import render_page, staff_required, wanted_fragment
 from subscriptions.models import Subscription
@@ -41,7 +41,8 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
 
 
 def last_hour_stats(since: datetime) -> dict[str, int]:
-    """Count the last hour's publishes, deliveries, retries and dead letters (three aggregate queries)."""
+    """Count the last hour's publishes, deliveries, retries, dead letters and frames the watchdog sent again
+    (four aggregate queries)."""
     settled = Delivery.objects.filter(Q(updated_at__gte=since) | Q(status=Status.RETRYING)).aggregate(
         delivered=Count("pk", filter=Q(status__in=[Status.DELIVERED, Status.ACKED], updated_at__gte=since)),
         dead_lettered=Count("pk", filter=Q(status=Status.DEAD_LETTERED, updated_at__gte=since)),
@@ -50,6 +51,7 @@ def last_hour_stats(since: datetime) -> dict[str, int]:
     return {
         "published": Message.objects.filter(created_at__gte=since).count(),
         "retries": DeliveryAttempt.objects.filter(started_at__gte=since, next_delay_ms__isnull=False).count(),
+        "resent": PublishedMessage.objects.filter(kind=PublishedMessage.Kind.RESEND, sent_at__gte=since).count(),
         **settled,
     }
 

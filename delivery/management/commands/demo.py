@@ -33,7 +33,7 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0)
         base_url = f"http://{options['host']}:{options['port']}"
         demo.seed(base_url)
-        resent = demo.forget_lost_frames()
+        resent = demo.resend_lost_frames()
         password, api_key = demo.fresh_credentials()
         worker = embedded.start_worker(app)
         beat = embedded.start_beat(app)
