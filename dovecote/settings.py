@@ -113,6 +113,9 @@ CELERY_TIMEZONE = "UTC"
 # Every periodic job runs every few seconds, so beat needs no schedule file (the default shelve file
 # breaks under Python 3.13's dbm.sqlite3 with "locking protocol" errors).
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+# Where a persistent scheduler (`celery beat -S celery.beat:PersistentScheduler`) would keep its file:
+# with the other runtime files under var/, never in the directory beat happens to start in.
+CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "dispatch-push-sessions": {"task": "delivery.tasks.dispatch_push_sessions", "schedule": 1.0},
     "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
