@@ -70,6 +70,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            "libraries": {"ui": "dovecote.ui.templatetags"},  # {% load ui %}: the UI's filters
         },
     },
 ]

@@ -73,7 +73,7 @@ class Bar:
 @dataclass(frozen=True)
 class Chart:
     bars: list[Bar]
-    labels: list[tuple[float, str]]  # x, "HH:MM" under every tenth minute
+    labels: list[tuple[float, str]]  # x of the centre, "HH:MM" under every tenth minute
     peak: int
     total_published: int
     total_delivered: int
@@ -81,6 +81,7 @@ class Chart:
 
 CHART_WIDTH, CHART_HEIGHT, AXIS_HEIGHT = 720, 180, 20
 MINUTE_WIDTH = CHART_WIDTH / 60
+LABEL_HALF_WIDTH = 16  # an "HH:MM" tick label, centred under its minute, stays this far inside the chart
 
 
 def throughput(since: datetime) -> Chart:
@@ -98,7 +99,8 @@ def throughput(since: datetime) -> Chart:
         x = round(i * MINUTE_WIDTH + 1, 1)
         bars.append(Bar(minute, p, d, x, round(base - ph, 1), round(base - dh, 1), ph, dh))
         if minute.minute % 10 == 0:
-            labels.append((x, minute.strftime("%H:%M")))
+            centre = min(max(x + MINUTE_WIDTH / 2, LABEL_HALF_WIDTH), CHART_WIDTH - LABEL_HALF_WIDTH)
+            labels.append((round(centre, 1), minute.strftime("%H:%M")))
     return Chart(bars, labels, peak, sum(published.values()), sum(delivered.values()))
 
 
