@@ -166,15 +166,20 @@ def main() -> int:
                         f"{fmt(spark_s, digits=1)}; {max(t.spark_peak_mib for t in times):,.0f}",
                         f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
-    print_and_save(rows, quick, partial=only != set(GROUPS))
+    print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
     return 0
 
 
-def print_and_save(rows: list[Row], quick: bool, partial: bool) -> None:
-    lines = ["| figure | Dovecote: median (min–max) of 3 runs | reference, same run | target |",
-             "|---|---|---|---|"]
+def markdown_table(rows: list[Row], runs: int) -> str:
+    """Return the figures as a Markdown table whose header says how many runs each value sums up."""
+    measured = f"median (min–max) of {runs} runs" if runs > 1 else "one run"  # `rates` figures are single runs
+    lines = [f"| figure | Dovecote: {measured} | reference, same run | target |", "|---|---|---|---|"]
     lines += [f"| {r.figure} | {r.value} | {r.reference} | {r.target} |" for r in rows]
-    table = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> None:
+    table = markdown_table(rows, runs)
     print(table)
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.demo_process import ROOT, Demo, free_port, get_json
 from tests import workers
+from tests.demo_process import ROOT, Demo, free_port, get_json
 
 SECTION = "## Five minutes with the API (curl)"
 
