@@ -51,7 +51,7 @@ def receiver_url(base_url: str) -> str:
 
 
 def seed(base_url: str) -> None:
-    """Create the demo's rooms, event types and subscriptions, once; on saved state, point them at this run's port."""
+    """Create the demo's rooms, event types and subscriptions once; later, point them at this run's port."""
     if Room.objects.filter(name="orders").exists():
         point_receivers_at(base_url)
         return
@@ -70,12 +70,13 @@ def seed(base_url: str) -> None:
 
 
 def point_receivers_at(base_url: str) -> int:
-    """Make the subscriptions to the built-in receiver of an earlier run (on another port) post to this one's."""
+    """Point the subscriptions to the built-in receiver of an earlier run (on another port) at this one's."""
     moved = 0
     for subscription in Subscription.objects.filter(push_url__endswith=RECEIVER_PATH):
         parts = urlsplit(subscription.push_url)
-        if parts.hostname in LOOPBACK and parts.path == RECEIVER_PATH and subscription.push_url != receiver_url(base_url):
-            subscription.push_url = receiver_url(base_url)
+        wanted = receiver_url(base_url)
+        if parts.hostname in LOOPBACK and parts.path == RECEIVER_PATH and subscription.push_url != wanted:
+            subscription.push_url = wanted
             subscription.save(update_fields=["push_url", "updated_at"])
             moved += 1
     return moved

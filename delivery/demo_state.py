@@ -81,16 +81,17 @@ class DemoState:
         return self.database.with_name(f"{self.database.stem}-demo.lock")
 
     def files(self) -> list[Path]:
-        """Return every file of the state that exists: the database and its journals, the login, beat's schedule
+        """Return the state's files that exist: the database and its journals, the login, and beat's schedule
         files (under var/, and those earlier versions left in the project's root)."""
         beat = Path(settings.CELERY_BEAT_SCHEDULE_FILENAME)
         journals = [Path(f"{self.database}{suffix}") for suffix in ("-wal", "-shm", "-journal")]
-        schedules = {*beat.parent.glob(f"{beat.name}*"), *Path(settings.BASE_DIR).glob("celerybeat-schedule*")}
+        left_in_root = Path(settings.BASE_DIR).glob("celerybeat-schedule*")
+        schedules = {*beat.parent.glob(f"{beat.name}*"), *left_in_root}
         candidates = [self.database, *journals, self.login_file, *sorted(schedules)]
         return [path for path in candidates if path.exists()]
 
     def forget(self) -> list[Path]:
-        """Delete the saved state (call it holding the lock, before Django opens the database); return what went."""
+        """Delete the saved state (holding the lock, before Django opens the database); return what went."""
         removed = self.files()
         for path in removed:
             path.unlink(missing_ok=True)

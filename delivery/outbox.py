@@ -50,7 +50,7 @@ def send(deliveries: Sequence[Delivery]) -> list[Delivery]:
 
 
 def send_frames(deliveries: Sequence[Delivery]) -> list[tuple[Delivery, OutgoingMessage]]:
-    """Send each delivery's `next_frame` (all, then all receipts); return those the broker confirmed, with their frame."""
+    """Send each delivery's `next_frame` (all, then all receipts); return those confirmed, with frames."""
     if not deliveries:
         return []
     outgoing = [next_frame(delivery) for delivery in deliveries]

@@ -103,7 +103,7 @@ def overdue(now: datetime) -> list[Delivery]:
 
 
 def is_attempt_under_way(delivery: Delivery, now: datetime) -> bool:
-    """Say whether a worker may still be on the delivery's current attempt (its frame is then held, not lost)."""
+    """Say whether a worker may still be on the delivery's current attempt (its frame is held)."""
     started = delivery.attempt_started_at
     if started is None:
         return False
@@ -126,7 +126,7 @@ def frames_expected(subscription: Subscription, counted_at: datetime) -> int:
 
 
 def resend(deliveries: Sequence[Delivery], why: str) -> int:
-    """Send these deliveries again at their current attempt and record each send; return how many the broker took.
+    """Send these deliveries again at their current attempt; return how many the broker confirmed.
 
     The deliveries come with their message, room and subscription loaded; their status does not change.
     """
@@ -140,7 +140,7 @@ def resend(deliveries: Sequence[Delivery], why: str) -> int:
         for delivery, frame in sent
     )
     for delivery, _ in sent:
-        log.info("sent again: %s", why, extra={"correlation_id": delivery.message.correlation_id,
-                                               "delivery_id": delivery.pk, "destination": delivery.destination,
-                                               "attempt": outbox.frame_attempt(delivery)})
+        context = {"correlation_id": delivery.message.correlation_id, "delivery_id": delivery.pk,
+                   "destination": delivery.destination, "attempt": outbox.frame_attempt(delivery)}
+        log.info("sent again: %s", why, extra=context)
     return len(sent)

@@ -32,5 +32,5 @@ def start_beat(app: Celery) -> EmbeddedService:
 
 def beat_service(app: Celery) -> EmbeddedService:
     """Return Celery beat as a thread (not started) with the configured scheduler, which keeps no file."""
-    # Left to itself EmbeddedService ignores `beat_scheduler` and keeps a shelve file in the working directory.
+    # Left to itself EmbeddedService ignores `beat_scheduler` and keeps a shelve file in the working dir.
     return EmbeddedService(app, thread=True, scheduler_cls=app.conf.beat_scheduler)

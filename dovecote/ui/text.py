@@ -42,7 +42,7 @@ def counted(count: int, singular: str, plural: str | None = None) -> str:
 
 
 def ago(moment: datetime | None, now: datetime | None = None) -> str:
-    """Say how long ago `moment` was: "just now" within the minute, else "3 minutes ago", "1 hour, 2 minutes ago"."""
+    """Say how long ago `moment` was: "just now" within the minute, else "3 minutes ago" and so on."""
     if moment is None:
         return ""
     now = now or timezone.now()

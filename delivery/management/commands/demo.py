@@ -34,11 +34,12 @@ class Command(BaseCommand):
         parser.add_argument("--reset", action="store_true",
                             help="Start from a fresh state (database, login), unless another demo uses it.")
         parser.add_argument("--running", action="store_true",
-                            help="Only say whether a demo runs on this state: exit status 0 if one does, else 1.")
+                            help="Only say whether a demo runs on this state: exit status 0 if one does.")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if not settings.CELERY_BROKER_URL.startswith("memory://"):
-            raise CommandError("the demo runs its worker in-process: unset CELERY_BROKER_URL (make demo does)")
+            raise CommandError("the demo runs its worker in-process: unset CELERY_BROKER_URL "
+                               "(make demo does)")
         if not settings.DOVECOTE_DEMO:
             raise CommandError("set DOVECOTE_DEMO=true to serve the demo receiver (make demo does)")
         state = DemoState.configured()
@@ -65,18 +66,20 @@ class Command(BaseCommand):
             free = busy.suggestion or port + 1
             holder = state.holder()
             if holder and holder.get("port") == port:
-                self.refuse(f"port {port} is in use by the demo of this saved state: {self.running_demo(state, free)}")
+                self.refuse(f"port {port} is in use by the demo of this saved state: "
+                            f"{self.running_demo(state, free)}")
             self.refuse(f"port {port} is in use: `PORT={free} make demo`")
         except OSError as error:
             self.refuse(f"cannot listen on {host}:{port}: {error.strerror or error}")
 
     def running_demo(self, state: DemoState, free_port: int) -> str:
-        """Say where the demo holding the state runs, and how to start a second one beside it on `free_port`."""
+        """Say where the demo holding the state runs, and how to start another beside it on `free_port`."""
         holder = state.holder() or {}
         where = f"http://127.0.0.1:{holder['port']}/" if holder.get("port") else "its port"
         other = shown(state.database.with_name(f"demo-{free_port}.sqlite3"))
-        return (f"open {where} (pid {holder.get('pid', '?')}; the login and API key it printed work), or stop it "
-                f"first. A second demo needs its own state: `PORT={free_port} DOVECOTE_SQLITE_PATH={other} make demo`")
+        return (f"open {where} (pid {holder.get('pid', '?')}; the login and API key it printed work), "
+                f"or stop it first. A second demo needs its own state: "
+                f"`PORT={free_port} DOVECOTE_SQLITE_PATH={other} make demo`")
 
     def refuse(self, message: str) -> None:
         self.stderr.write(message)
@@ -99,13 +102,16 @@ class Command(BaseCommand):
         beat = embedded.start_beat(app)
         stop = threading.Event()
         threading.Thread(target=demo.publish_forever, args=(stop, rate), daemon=True).start()
-        self.stdout.write(f"Dovecote demo on {base_url}/  (embedded: SQLite, in-memory broker, in-process worker)")
+        self.stdout.write(f"Dovecote demo on {base_url}/  "
+                          "(embedded: SQLite, in-memory broker, in-process worker)")
         if resent:
-            self.stdout.write(f"  sending again {resent} deliveries the in-memory broker lost at the last stop")
+            self.stdout.write(f"  sending again {resent} deliveries the in-memory broker lost "
+                              "at the last stop")
         self.stdout.write(f"  login:   {demo.ADMIN} / {password}\n  API key: {api_key}")
         if kept:
             self.stdout.write(f"  (the same login and key as before: {shown(state.login_file)} keeps them)")
-        self.stdout.write("  Ctrl-C stops it; `make demo` goes on from here, `make demo-reset` starts afresh.")
+        self.stdout.write("  Ctrl-C stops it; `make demo` goes on from here, "
+                          "`make demo-reset` starts afresh.")
         signal.signal(signal.SIGTERM, stop_serving)  # `kill` stops it as cleanly as Ctrl-C
         try:
             serve(application, sockets=[listener], threads=8, _quiet=True)
