@@ -49,7 +49,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from delivery import outbox
-from delivery.broker import Broker
+from delivery.broker import Broker, BrokerError
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, PublishedMessage
 from delivery.push import CRASH_GRACE
@@ -71,12 +71,15 @@ def resend_lost(now: datetime | None = None) -> int:
     by_subscription: dict[int, list[Delivery]] = defaultdict(list)
     for delivery in overdue(now):
         by_subscription[delivery.subscription_id].append(delivery)
-    broker = shared_broker()
     resent = 0
     for candidates in by_subscription.values():
         subscription = candidates[0].subscription
         counted_at = timezone.now()
-        held = frames_held(broker, subscription)
+        try:
+            held = frames_held(shared_broker(), subscription)
+        except BrokerError as error:  # nothing can be sent either: the next sweep looks again
+            log.warning("watchdog: cannot count the frames on %s now: %s", subscription.destination, error)
+            return resent
         expected = frames_expected(subscription, counted_at)
         if held >= expected:
             continue

@@ -9,12 +9,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
 from delivery import demo, outbox, push, watchdog
+from delivery.broker import BrokerUnavailable
 from delivery.broker.memory import reset_hub
 from delivery.broker.shared import close_shared_broker, shared_broker
 from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
@@ -251,6 +253,19 @@ def test_the_dashboard_counts_the_deliveries_sent_again(memory_broker: str, staf
 
     assert page.context["stats"]["resent"] == 1
     assert '<div class="card-value" data-stat="resent">1</div>' in page.content.decode()
+
+
+def test_a_broker_that_cannot_count_its_frames_makes_the_watchdog_wait_for_its_next_sweep(
+        memory_broker: str, caplog: pytest.LogCaptureFixture) -> None:
+    delivery = waiting_delivery("http://127.0.0.1:9/hook")
+    lose_frames(delivery)
+    age(delivery)
+
+    with mock.patch("delivery.watchdog.shared_broker", side_effect=BrokerUnavailable("no broker")):
+        assert watchdog.resend_lost() == 0
+
+    assert "cannot count the frames" in caplog.text
+    assert watchdog.resend_lost() == 1  # back: the next sweep sends it
 
 
 def test_beat_runs_the_watchdog(settings) -> None:  # noqa: ANN001
