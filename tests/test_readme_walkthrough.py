@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import signal
 import subprocess
 from datetime import datetime
 from pathlib import Path
@@ -32,10 +34,16 @@ def run_walkthrough(port: int, extra_env: dict[str, str], tmp_path: Path) -> dic
     script = walkthrough() + '\nprintf "\\nRESULT %s %s %s %s\\n" "$KEY" "$MESSAGE" "$BILLING" "$AUDIT"\n'
     user_env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}  # a shell, not pytest's
     env = {**user_env, "PORT": str(port), "RECEIVER_PORT": str(free_port()), **extra_env}
-    done = subprocess.run(["bash", "-eu", "-o", "pipefail", "-c", script], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=180)
-    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    key, message, billing, audit = done.stdout.rsplit("RESULT ", 1)[1].split()
+    # In a process group of its own, so a receiver it started in the background goes with it, whatever happens.
+    shell = subprocess.Popen(["bash", "-eu", "-o", "pipefail", "-c", script], cwd=ROOT, env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        stdout, stderr = shell.communicate(timeout=180)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell.pid, signal.SIGTERM)
+    assert shell.returncode == 0, f"{stdout[-3000:]}\n{stderr[-3000:]}"
+    key, message, billing, audit = stdout.rsplit("RESULT ", 1)[1].split()
     return {"key": key, "message": message, "billing": billing, "audit": audit}
 
 
