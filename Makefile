@@ -21,12 +21,13 @@ LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
 	  done < $(SERVICES_ENV); \
 	fi
 
-.PHONY: help demo demo-reset venv assets services test screenshots run release migrate lint bench client
+.PHONY: help demo demo-reset api-key venv assets services test screenshots run release migrate lint bench client
 
 # help: list the targets.
 help:
 	@echo "make demo      run everything in one process with demo data (no services needed)"
-	@echo "make demo-reset  the same, from a fresh database"
+	@echo "make demo-reset  the same, from a fresh state (database and login)"
+	@echo "make api-key   print a new admin API key for the Dovecote running here (demo or run)"
 	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt and requirements-dev.txt"
 	@echo "make services  start PostgreSQL, Redis and Apache Artemis (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
@@ -37,16 +38,28 @@ help:
 	@echo "make lint      ruff, if it is installed in .venv"
 	@echo "make client    regenerate clients/openapi.yaml and the Python client generated from it"
 
-# demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services.
+# demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services;
+# PORT (default 8000) is its port. It binds the port before touching its saved state (var/), so a
+# second `make demo` while one runs stops at once and changes nothing.
 DEMO_ENV = env -u DATABASE_URL -u CELERY_BROKER_URL STOMP_URL=memory:// DOVECOTE_DEMO=true \
 	DOVECOTE_PUSH_ALLOW_HOSTS=127.0.0.1 DOVECOTE_LOG_LEVEL=ERROR
 demo: venv
 	@$(DEMO_ENV) $(PY) manage.py demo
 
-# demo-reset: forget the demo's saved state (its SQLite file), then run it afresh.
-demo-reset:
-	rm -f var/dovecote.sqlite3 var/dovecote.sqlite3-wal var/dovecote.sqlite3-shm
-	@$(MAKE) --no-print-directory demo
+# demo-reset: the demo from a fresh state: once it holds its port and no other demo uses the state, it
+# deletes its SQLite file, its saved login and any var/celerybeat-schedule* file, then runs.
+demo-reset: venv
+	@$(DEMO_ENV) $(PY) manage.py demo --reset
+
+# api-key: print a new admin API key (NAME=… names it) for the Dovecote running from this directory:
+# the demo's while `make demo` runs, else make run's (DATABASE_URL, or var/services.env).
+NAME ?= cli
+api-key: venv
+	@if $(DEMO_ENV) $(PY) manage.py demo --running; then \
+	  $(DEMO_ENV) $(PY) manage.py create_api_key --name "$(NAME)" --admin | tail -1; \
+	else \
+	  $(LOAD_SERVICES_ENV); $(PY) manage.py create_api_key --name "$(NAME)" --admin | tail -1; \
+	fi
 
 # venv: the virtualenv with what Dovecote runs (requirements.txt) and the test tools
 # (requirements-dev.txt), rebuilt when either changes (a warm run does nothing), and the web UI's

@@ -5,7 +5,7 @@ as `make run` and docker-compose start them. Load comes from separate processes 
 open loop where latency is measured), the webhook receiver is a process of its own (bench/receiver.py),
 and every reference is measured in the same run: raw stomp.py sends, an empty authenticated
 endpoint, wrk's POSTs, and a bare consume–POST–ack loop (bench/bare_loop.py). Figures with
-"(median of N)" are the median, min and max of N runs; the others are one run. `--quick`
+"(1 run)" are one run; the others the median, min and max of three runs (one with `--quick`). `--quick`
 (make bench QUICK=1) runs small sizes to prove the harness works; only a full run writes
 docs/benchmarks.md.
 """
@@ -129,18 +129,17 @@ def main() -> int:
     ctx = figures.Context(base_url, env["STOMP_URL"], ApiKey.issue("bench", is_admin=True)[1], receiver, quick,
                           processes=processes, restart_worker=restart_worker, stop_worker=stop_worker)
     rows: list[Row] = []
-    median = f"(median of {runs})" if runs > 1 else ""
     try:
         if "batch" in only:
             raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
             batch = repeat(runs, lambda: figures.batch_publish(ctx, n["batch"]))
-            rows.append(Row(f"publish, batch API, msg/s until every receipt is in ({n['batch']} msgs) {median}",
+            rows.append(Row(f"publish, batch API, msg/s until every receipt is in ({n['batch']} msgs)",
                             fmt(column(batch, 0)), f"{fmt(column(raw, 0))} raw stomp.py sends with receipts",
                             f"≥ 60 %: {ratio(column(batch, 0), column(raw, 0))}"))
         if "single" in only:
             single = repeat(runs, lambda: figures.single_publish(ctx, n["single"]))
             empty = repeat(runs, lambda: figures.empty_endpoint(ctx, n["single"]))
-            rows.append(Row(f"publish, single-message API, req/s at 16 connections {median}", fmt(column(single, 0)),
+            rows.append(Row(f"publish, single-message API, req/s at 16 connections", fmt(column(single, 0)),
                             f"{fmt(column(empty, 0))} empty authenticated endpoint, same server",
                             f"≥ 50 %: {ratio(column(single, 0), column(empty, 0))}"))
             rows.append(Row("  latency p50 / p99, ms", f"{column(single, 1)[0]:.1f} / {column(single, 2)[0]:.1f}",
@@ -150,48 +149,49 @@ def main() -> int:
             bare = repeat(runs, lambda: figures.bare_loop(ctx, n["push"]))
             wrk = repeat(runs, lambda: figures.raw_http_posts(ctx))
             rows.append(Row(f"push, deliveries/s queued → received, one subscription ({n['push']} msgs, 204 at once,"
-                            f" each signed, recorded and acked) {median}", fmt(column(push, 0)),
+                            f" each signed, recorded and acked)", fmt(column(push, 0)),
                             f"{fmt(column(bare, 0))} bare consume–POST–ack loop, no database",
                             f"≥ 2,000 and ≥ 50 %: {ratio(column(push, 0), column(bare, 0))}"))
-            rows.append(Row(f"  raw POSTs to the same receiver, per s {median}", "—",
+            rows.append(Row(f"  raw POSTs to the same receiver, per s", "—",
                             f"{fmt(column(wrk, 0))} wrk, 64 connections"))
-            rows.append(Row("  worker peak RSS during the push runs, MiB", f"{max(p[1] for p in push):.0f}", "—"))
-            rows.append(Row(f"  CPU per delivery, µs {median}", f"{fmt(column(push, 2))} the worker process",
+            rows.append(Row("  worker peak RSS during the push runs, MiB (the largest)", f"{max(p[1] for p in push):.0f}",
+                            "—"))
+            rows.append(Row(f"  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker process",
                             f"{fmt(column(bare, 1))} the bare loop's process"))
         if "latency" in only:
             fast = repeat(runs, lambda: figures.open_loop_latency(ctx, 200, n["latency_s"]))
             rows.append(Row(f"end-to-end latency, publish → receiver, 200 msg/s offered open loop "
-                            f"({n['latency_s']} s), p50 / p99 ms {median}",
+                            f"({n['latency_s']} s), p50 / p99 ms",
                             f"{fmt(figures.summary([r.p50_ms for r in fast]), digits=1)} / "
                             f"{fmt(figures.summary([r.p99_ms for r in fast]), digits=1)}",
                             f"{min(r.on_time for r in fast):.0%} of publishes left on time (≤ 10 ms late)",
                             "p50 < 25, p99 < 150"))
             slow = figures.open_loop_latency(ctx, 10, 3 * n["latency_s"], quiet_s=n["quiet_s"])
-            rows.append(Row(f"  at 10 msg/s ({3 * n['latency_s']} s, after {n['quiet_s']} s quiet), p50 / p99 ms",
+            rows.append(Row(f"  at 10 msg/s ({3 * n['latency_s']} s, after {n['quiet_s']} s quiet), p50 / p99 ms (1 run)",
                             f"{slow.p50_ms:.1f} / {slow.p99_ms:.1f}", f"{slow.on_time:.0%} left on time",
                             "p99 < 100"))
         if "fairness" in only:
             p50, p99, count = figures.fairness(ctx, n["fairness_subscriptions"], 0.1, 20, n["fairness_s"])
             rows.append(Row(f"fairness: {n['fairness_subscriptions']} push subscriptions, 10 % answering after 2 s, "
-                            f"20 events/s to rooms of 10 ({n['fairness_s']} s): the fast ones' p50 / p99 ms",
+                            f"20 events/s to rooms of 10 ({n['fairness_s']} s): the fast ones' p50 / p99 ms (1 run)",
                             f"{p50:.1f} / {p99:.1f} ({count:,} deliveries)", "—", "p99 < 250"))
-            rows.append(Row("  worker RSS after the fairness run, MiB", f"{figures.worker_rss_mib(ctx):.0f}", "—"))
+            rows.append(Row("  worker RSS after the fairness run, MiB (1 run)", f"{figures.worker_rss_mib(ctx):.0f}", "—"))
         if "retry" in only:
             retry = repeat(runs, lambda: figures.redelivery_timing_error(ctx, n["retries"], 200))
             rows.append(Row(f"redelivery timing error (gap − EBR delay of 1 s), {n['retries']} retries at 200 msg/s, "
-                            f"p50 / p99 ms {median}",
+                            f"p50 / p99 ms",
                             f"{fmt(column(retry, 0), digits=1)} / {fmt(column(retry, 1), digits=1)}", "—", "p99 < 50"))
         if "rates" in only:  # one run each: how latency and retry timing change with the offered rate
             for rate in (25, 50, 100, 300):
                 result = figures.open_loop_latency(ctx, rate, n["latency_s"])
-                rows.append(Row(f"end-to-end latency at {rate} msg/s, p50 / p99 ms",
+                rows.append(Row(f"end-to-end latency at {rate} msg/s, p50 / p99 ms (1 run)",
                                 f"{result.p50_ms:.1f} / {result.p99_ms:.1f}", f"{result.on_time:.0%} left on time"))
             for rate in (50, 400):
                 p50, p99 = figures.redelivery_timing_error(ctx, n["retries"], rate)
-                rows.append(Row(f"redelivery timing error, {n['retries']} retries at {rate} msg/s, p50 / p99 ms",
+                rows.append(Row(f"redelivery timing error, {n['retries']} retries at {rate} msg/s, p50 / p99 ms (1 run)",
                                 f"{p50:.1f} / {p99:.1f}", "—"))
         lost = stack.reconnects(web, *workers)
-        rows.append(Row("broker reconnects during the run (web and worker logs)", str(lost), "—", "0"))
+        rows.append(Row("broker reconnects during the run (web and worker logs, 1 count)", str(lost), "—", "0"))
     finally:
         for process in (web, beat, processes["worker"]):
             process.stop()
@@ -201,19 +201,25 @@ def main() -> int:
         times = repeat(runs, lambda: figures.report_run(report_env, log_dir))
         spark_s = figures.summary([t.spark_s for t in times])
         rows.append(Row(f"Spark report, full run (`run_reports --full`, local[*]) on {attempts:,} attempt rows: "
-                        f"wall s; peak RSS MiB (driver + JVM) {median}",
+                        f"wall s; peak RSS MiB (driver + JVM)",
                         f"{fmt(spark_s, digits=1)}; {max(t.spark_peak_mib for t in times):,.0f}",
                         f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
-    print_and_save(rows, quick, partial=only != set(GROUPS))
+    print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
     return 0
 
 
-def print_and_save(rows: list[Row], quick: bool, partial: bool) -> None:
-    lines = ["| figure | Dovecote: median (min–max) | reference, same run | target |",
-             "|---|---|---|---|"]
+def markdown_table(rows: list[Row], runs: int) -> str:
+    """Return the figures as a Markdown table whose header says how many runs each value sums up."""
+    measured = (f"median (min–max) of {runs} runs, one run where a figure says (1 run)" if runs > 1
+                else "one run")
+    lines = [f"| figure | Dovecote: {measured} | reference, same run | target |", "|---|---|---|---|"]
     lines += [f"| {r.figure} | {r.value} | {r.reference} | {r.target} |" for r in rows]
-    table = "\n".join(lines)
+    return "\n".join(lines)
+
+
+def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> None:
+    table = markdown_table(rows, runs)
     print(table)
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"

@@ -340,6 +340,8 @@ class PublishedMessage(models.Model):
         REPLAY = "replay"
         # The same attempt put back to be looked at later: another worker may still be on it.
         RECHECK = "recheck"
+        # The same attempt sent again by the watchdog (delivery/watchdog.py): the broker had lost its frame.
+        RESEND = "resend"
 
     delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="sends")
     kind = models.CharField(max_length=20, choices=Kind.choices)

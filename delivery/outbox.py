@@ -12,13 +12,13 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import close_old_connections, transaction
 from django.utils import timezone
 
 from delivery import frames
-from delivery.broker import BrokerError, SendFailed
+from delivery.broker import BrokerError, OutgoingMessage, SendFailed
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, PublishedMessage
 
@@ -49,38 +49,56 @@ def send_pending(delivery_ids: Sequence[int]) -> list[int]:
 
 
 def send(deliveries: Sequence[Delivery]) -> list[Delivery]:
-    """Send the first frames of pending deliveries (all, then all receipts), mark the confirmed ones queued.
+    """Send the frames of pending deliveries (all, then all receipts), mark the confirmed ones queued.
 
     `deliveries` come with their message, room and subscription loaded. Return those the broker confirmed.
     """
-    if not deliveries:
-        return []
-    outgoing = [first_frame(delivery) for delivery in deliveries]
-    try:
-        shared_broker().send_many(outgoing)
-        confirmed = list(deliveries)
-    except SendFailed as error:
-        log.warning("outbox: %d of %d sends unconfirmed: %s", len(deliveries) - len(error.confirmed),
-                    len(deliveries), error)
-        confirmed = [deliveries[i] for i in error.confirmed]
-    except BrokerError as error:
-        log.warning("outbox: broker unavailable, %d deliveries stay pending: %s", len(deliveries), error)
-        return []
+    confirmed = [delivery for delivery, _ in send_frames(deliveries)]
     mark_queued(confirmed)
     return confirmed
 
 
-def first_frame(delivery: Delivery):  # noqa: ANN201 - OutgoingMessage
-    """Build the frame of attempt 1 of a delivery."""
+def send_frames(deliveries: Sequence[Delivery]) -> list[tuple[Delivery, OutgoingMessage]]:
+    """Send each delivery's `next_frame` (all, then all receipts); return those confirmed, with frames."""
+    if not deliveries:
+        return []
+    outgoing = [next_frame(delivery) for delivery in deliveries]
+    try:
+        shared_broker().send_many(outgoing)
+        return list(zip(deliveries, outgoing, strict=True))
+    except SendFailed as error:
+        log.warning("outbox: %d of %d sends unconfirmed: %s", len(deliveries) - len(error.confirmed),
+                    len(deliveries), error)
+        return [(deliveries[i], outgoing[i]) for i in error.confirmed]
+    except BrokerError as error:
+        log.warning("outbox: broker unavailable, %d deliveries not sent: %s", len(deliveries), error)
+        return []
+
+
+def frame_attempt(delivery: Delivery) -> int:
+    """Return the attempt a new frame of this delivery carries.
+
+    The next one (`attempts` + 1: 1 for a new or replayed delivery), or, while an attempt is
+    recorded as under way, that same attempt: the frame rules (delivery/frame_rules.py) then
+    recognise an attempt whose worker died (the poison counter) instead of starting a new one,
+    and a frame below `attempts` would be dropped as a stale copy.
+    """
+    return delivery.attempts if delivery.attempt_started_at is not None else delivery.attempts + 1
+
+
+def next_frame(delivery: Delivery, now: datetime | None = None) -> OutgoingMessage:
+    """Build the frame of a delivery's current attempt, held by the broker until the attempt is due."""
+    attempt = frame_attempt(delivery)
     policy = delivery.subscription.retry_policy if delivery.subscription else None
-    next_delay = policy.delay_after(1) if policy and policy.can_retry(1) else None
-    return frames.frame_for(
-        delivery, attempt=1, delay_ms=0, next_delay_ms=next_delay, body=frames.envelope(delivery.message)
-    )
+    next_delay = policy.delay_after(attempt) if policy and policy.can_retry(attempt) else None
+    due, now = delivery.next_attempt_at, now or timezone.now()
+    delay_ms = max(0, int((due - now).total_seconds() * 1000)) if due else 0
+    return frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms, next_delay_ms=next_delay,
+                            body=frames.envelope(delivery.message))
 
 
 def mark_queued(deliveries: Iterable[Delivery]) -> None:
-    """Record confirmed first sends: pending → queued, and one published_messages row each."""
+    """Record confirmed sends of pending deliveries: pending → queued, and one published_messages row each."""
     deliveries = list(deliveries)
     if not deliveries:
         return
@@ -90,7 +108,7 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
         PublishedMessage.objects.bulk_create(
             PublishedMessage(
                 delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
-                destination=d.destination, attempt=1,
+                destination=d.destination, attempt=frame_attempt(d),
                 correlation_id=d.message.correlation_id, sent_at=now,
             )
             for d in deliveries

@@ -50,20 +50,21 @@ class Published:
                 "destinations": self.destinations}
 
 
-def publish(room: Room, event: Event) -> Published:
+def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Published:
     """Publish one event (see publish_many)."""
-    return publish_many(room, [event])[0]
+    return publish_many(room, [event], only=only)[0]
 
 
-def publish_many(room: Room, events: list[Event]) -> list[Published]:
+def publish_many(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
     """Validate every event, then store each with one pending delivery per matching subscription.
 
     All or nothing: one invalid event rejects the lot (PublishRejected names its index when
     there are several). An event whose idempotency key the room saw in the last 24 h is not
-    stored again; its first reply is returned. Frames go to the broker after commit.
+    stored again; its first reply is returned. Frames go to the broker after commit. With `only`, the
+    events go to that subscription alone, if it is active and matches (the UI's test event).
     """
     check_events(room, events)
-    subscriptions = routing(room).subscriptions
+    subscriptions = [s for s in routing(room).subscriptions if only is None or s.pk == only.pk]
     for subscription in subscriptions:
         subscription.room = room  # the relay reads their retry settings
     now = timezone.now()

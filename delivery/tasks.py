@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, pull, retire
+from delivery import expiry, outbox, pull, retire, watchdog
 from delivery.broker import QueueInUse
 from delivery.push import claims
 from delivery.push.engine import engine
@@ -45,3 +45,9 @@ def delete_queue(destination: str) -> bool:
 def expire_leases() -> int:
     """Redeliver (or dead-letter) pulled messages whose lease ran out unacknowledged."""
     return pull.expire_leases()
+
+
+@shared_task(ignore_result=True, expires=10)
+def resend_lost_frames() -> int:
+    """Send again the deliveries overdue with no frame left on the broker (delivery/watchdog.py)."""
+    return watchdog.resend_lost()

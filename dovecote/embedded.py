@@ -25,6 +25,12 @@ def start_worker(app: Celery, *, concurrency: int = 16) -> WorkController:
 
 def start_beat(app: Celery) -> EmbeddedService:
     """Run Celery beat in a background thread of this process."""
-    beat = EmbeddedService(app, thread=True)
+    beat = beat_service(app)
     beat.start()
     return beat
+
+
+def beat_service(app: Celery) -> EmbeddedService:
+    """Return Celery beat as a thread (not started) with the configured scheduler, which keeps no file."""
+    # Left to itself EmbeddedService ignores `beat_scheduler` and keeps a shelve file in the working dir.
+    return EmbeddedService(app, thread=True, scheduler_cls=app.conf.beat_scheduler)

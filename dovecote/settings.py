@@ -110,6 +110,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            "libraries": {"ui": "dovecote.ui.templatetags"},  # {% load ui %}: the UI's filters
         },
     },
 ]
@@ -153,11 +154,16 @@ CELERY_TIMEZONE = "UTC"
 # Every periodic job runs every few seconds, so beat needs no schedule file (the default shelve file
 # breaks under Python 3.13's dbm.sqlite3 with "locking protocol" errors).
 CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+# Where a persistent scheduler (`celery beat -S celery.beat:PersistentScheduler`) would keep its file:
+# with the other runtime files under var/, never in the directory beat happens to start in.
+CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "dispatch-push-sessions": {"task": "delivery.tasks.dispatch_push_sessions", "schedule": 1.0},
     "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
     "expire-overdue": {"task": "delivery.tasks.expire_overdue", "schedule": 5.0},
     "expire-leases": {"task": "delivery.tasks.expire_leases", "schedule": 1.0},
+    # The safety net for frames a broker lost (delivery/watchdog.py).
+    "resend-lost-frames": {"task": "delivery.tasks.resend_lost_frames", "schedule": 10.0},
     # Five past each hour, once the previous hour is complete; a run still going makes the next one skip.
     "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),
                     "options": {"expires": 50 * 60}},

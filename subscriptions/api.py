@@ -123,7 +123,7 @@ class PauseView(APIView):
     )
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = usable_subscription(request, subscription_id)
-        subscription.pause()
+        subscription.pause(by=f"through the API with key “{request.auth.name}”")
         return reply(subscription)
 
 

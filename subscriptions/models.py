@@ -112,12 +112,13 @@ class Subscription(models.Model):
             for f in self.event_types
         )
 
-    def pause(self) -> None:
-        """Stop new messages reaching this subscription; a disabled one keeps the reason it was disabled."""
+    def pause(self, *, by: str) -> None:
+        """Stop new messages reaching this subscription, saying who paused it, where and when (`by`: "by ann
+        in the web UI"); a disabled one keeps the reason it was disabled."""
         if self.status == self.Status.PAUSED:
             return
         if self.status == self.Status.ACTIVE:
-            self.status_reason = f"paused through the API at {timezone.now().isoformat(timespec='seconds')}"
+            self.status_reason = f"paused {by} on {timezone.now():%Y-%m-%d %H:%M:%S} UTC"
         self.status = self.Status.PAUSED
         self.save(update_fields=["status", "status_reason", "updated_at"])
 

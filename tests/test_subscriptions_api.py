@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.forms.models import model_to_dict
 from django.test import Client
@@ -71,7 +73,7 @@ def test_admin_keys_and_keys_of_the_room_manage_its_subscriptions(
     client: Client, caller: Caller, api_room: Room, subscription: Subscription, drained: list[str],
     sessions: list, method: str, path: str, body: object, ok: int,
 ) -> None:
-    subscription.pause()  # so that resume has something to change
+    subscription.pause(by="in a test")  # so that resume has something to change
     before = state()
     response = caller.call(client, method, path.format(room=api_room.pk, sub=subscription.pk), body)
     assert response.status_code == caller.expected(ok)
@@ -169,7 +171,7 @@ def test_subscriptions_are_listed_per_room_filtered_and_ordered(client: Client, 
                                                                 api_room: Room) -> None:
     make_subscription(api_room, name="a-push")
     make_subscription(api_room, name="b-pull", type="pull")
-    make_subscription(api_room, name="c-paused").pause()
+    make_subscription(api_room, name="c-paused").pause(by="in a test")
     make_subscription(make_room(), name="elsewhere")
     path = f"/api/v1/rooms/{api_room.pk}/subscriptions/"
 
@@ -255,12 +257,14 @@ def test_overrides_set_back_to_null_fall_back_to_the_rooms_values(client: Client
 
 # ---- pause, resume, rotate -----------------------------------------------------------------------
 
-def test_pause_is_idempotent_and_says_why(client: Client, admin_key: str, subscription: Subscription) -> None:
+def test_pause_is_idempotent_and_says_who_where_and_when(client: Client, admin_key: str,
+                                                        subscription: Subscription) -> None:
     path = f"/api/v1/subscriptions/{subscription.pk}/pause/"
     first = call_api(client, "post", path, None, admin_key).json()
     second = call_api(client, "post", path, None, admin_key).json()
     assert first["status"] == second["status"] == "paused"
-    assert first["status_reason"].startswith("paused through the API at ")
+    assert re.fullmatch(r"paused through the API with key “admin” on \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
+                        first["status_reason"]), first["status_reason"]
     assert second["updated_at"] == first["updated_at"]
 
 

@@ -37,6 +37,8 @@ PAGES: dict[str, Url] = {
     "subscription detail": url("subscription-detail", **SUBSCRIPTION),
     "subscription edit": url("subscription-edit", **SUBSCRIPTION),
     "subscription delete": url("subscription-delete", **SUBSCRIPTION),
+    "rotate secret confirmation": url("subscription-rotate-secret", **SUBSCRIPTION),
+    "signing secret": url("subscription-secret", **SUBSCRIPTION),
     "message list": url("message-list"),
     "message detail": url("message-detail", message_id=lambda w: w.retrying.pk),
     "dead letter index": url("dead-letter-index"),
@@ -152,7 +154,7 @@ def test_no_action_runs_without_staff_status(client: Client, outsider: User, wor
 
 
 def test_actions_refuse_get(staff_client: Client, world: World) -> None:
-    for name in ("pause", "resume", "rotate secret", "test event", "dead letter action", "api key revoke",
+    for name in ("pause", "resume", "test event", "dead letter action", "api key revoke",
                  "reports refresh"):
         assert staff_client.get(ACTIONS[name](world)).status_code == 405, name
 

@@ -54,7 +54,7 @@ def test_replaying_the_selected_asks_for_confirmation_first(staff_client: Client
     replayed = Delivery.objects.filter(pk__in=[dead[0].pk, dead[2].pk])
     assert {(d.status, d.attempts, d.replays) for d in replayed} == {("pending", 0, 1)}
     assert Delivery.objects.get(pk=dead[1].pk).status == "dead_lettered"
-    assert "2 dead letter(s) sent again" in staff_client.get(done["Location"]).content.decode()
+    assert "2 dead letters sent again" in staff_client.get(done["Location"]).content.decode()
 
 
 def test_purging_all_takes_every_dead_letter_of_the_subscription(staff_client: Client, dead: list[Delivery]) -> None:

@@ -80,6 +80,22 @@ class PushEngine:
         """The subscriptions this engine has a session for (a snapshot)."""
         return list(self.sessions)
 
+    def run_session(self, subscription_id: int, token: str, timeout: float) -> int:
+        """Run a session for the subscription claimed with `token` and wait until it ends; return the frames it settled.
+
+        For commands and tests: workers start sessions with `start_session` and never wait.
+        """
+        async def run() -> int:
+            session = PushSession(self, subscription_id, token)
+            self.sessions[subscription_id] = session
+            try:
+                await session.run()
+            finally:
+                self.sessions.pop(subscription_id, None)
+            return session.settled
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
     # -- on the event loop ------------------------------------------------------------------------
 
     def _start(self, subscription_id: int, token: str) -> None:

@@ -39,8 +39,7 @@ def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
     subscription = finished[0][0].arrival.subscription
     subscription.record_error(finished[-1][1].error)
     if any(result.gone for _, result in finished):
-        subscription.disable(f"{subscription.push_url} answered 410 Gone at "
-                             f"{timezone.now().isoformat(timespec='seconds')}")
+        subscription.disable(f"{subscription.push_url} answered 410 Gone on {timezone.now():%Y-%m-%d %H:%M:%S} UTC")
     statuses = settle.settle_failures(
         broker, [settle.Failure(a.delivery, a.frame.body, a.attempt, a.started_at, r) for a, r in finished],
         subscription.retry_policy)

@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from delivery.models import Delivery, DeliveryAttempt, Message
+from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
 from dovecote.ui.reports import success_per_room
 from dovecote.ui.shortcuts import render_page, staff_required, wanted_fragment
 from subscriptions.models import Subscription
@@ -41,7 +41,8 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
 
 
 def last_hour_stats(since: datetime) -> dict[str, int]:
-    """Count the last hour's publishes, deliveries, retries and dead letters (three aggregate queries)."""
+    """Count the last hour's publishes, deliveries, retries, dead letters and frames the watchdog sent again
+    (four aggregate queries)."""
     settled = Delivery.objects.filter(Q(updated_at__gte=since) | Q(status=Status.RETRYING)).aggregate(
         delivered=Count("pk", filter=Q(status__in=[Status.DELIVERED, Status.ACKED], updated_at__gte=since)),
         dead_lettered=Count("pk", filter=Q(status=Status.DEAD_LETTERED, updated_at__gte=since)),
@@ -50,6 +51,7 @@ def last_hour_stats(since: datetime) -> dict[str, int]:
     return {
         "published": Message.objects.filter(created_at__gte=since).count(),
         "retries": DeliveryAttempt.objects.filter(started_at__gte=since, next_delay_ms__isnull=False).count(),
+        "resent": PublishedMessage.objects.filter(kind=PublishedMessage.Kind.RESEND, sent_at__gte=since).count(),
         **settled,
     }
 
@@ -71,7 +73,7 @@ class Bar:
 @dataclass(frozen=True)
 class Chart:
     bars: list[Bar]
-    labels: list[tuple[float, str]]  # x, "HH:MM" under every tenth minute
+    labels: list[tuple[float, str]]  # x of the centre, "HH:MM" under every tenth minute
     peak: int
     total_published: int
     total_delivered: int
@@ -79,6 +81,7 @@ class Chart:
 
 CHART_WIDTH, CHART_HEIGHT, AXIS_HEIGHT = 720, 180, 20
 MINUTE_WIDTH = CHART_WIDTH / 60
+LABEL_HALF_WIDTH = 16  # an "HH:MM" tick label, centred under its minute, stays this far inside the chart
 
 
 def throughput(since: datetime) -> Chart:
@@ -96,7 +99,8 @@ def throughput(since: datetime) -> Chart:
         x = round(i * MINUTE_WIDTH + 1, 1)
         bars.append(Bar(minute, p, d, x, round(base - ph, 1), round(base - dh, 1), ph, dh))
         if minute.minute % 10 == 0:
-            labels.append((x, minute.strftime("%H:%M")))
+            centre = min(max(x + MINUTE_WIDTH / 2, LABEL_HALF_WIDTH), CHART_WIDTH - LABEL_HALF_WIDTH)
+            labels.append((round(centre, 1), minute.strftime("%H:%M")))
     return Chart(bars, labels, peak, sum(published.values()), sum(delivered.values()))
 
 

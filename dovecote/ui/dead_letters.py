@@ -15,6 +15,7 @@ from delivery import dead_letters
 from delivery.models import Delivery
 from dovecote.ui.forms import DeadLetterActionForm, DeadLetterFilterForm
 from dovecote.ui.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
+from dovecote.ui.text import counted
 from subscriptions.models import Subscription
 
 PAGE_SIZE = 50
@@ -66,10 +67,10 @@ def dead_letter_action(request: HttpRequest, subscription_id: int) -> HttpRespon
         return confirm_page(request, subscription, form, back)
     if form.action == "replay":
         count = len(dead_letters.replay(subscription, chosen))
-        messages.success(request, f"{count} dead letter(s) sent again, attempts counted from 1.")
+        messages.success(request, f"{counted(count, 'dead letter')} sent again, attempts counted from 1.")
     else:
         count = dead_letters.purge(subscription, chosen)
-        messages.success(request, f"{count} dead letter(s) purged; their log stays for the reports.")
+        messages.success(request, f"{counted(count, 'dead letter')} purged; their log stays for the reports.")
     return redirect(back)
 
 

@@ -175,11 +175,18 @@ class RetrySettingsForm(forms.Form):
         return self.cleaned_data.get("message_expiration_ms")
 
 
+class OptionalJSONField(BoundedJSONField):
+    """A JSON field that may be left empty: no value shows as an empty box, not as `null`."""
+
+    def prepare_value(self, value: Any) -> Any:
+        return "" if value is None else super().prepare_value(value)
+
+
 class EventTypeForm(forms.ModelForm):
     """A new event type of a room, with an optional JSON Schema for its payloads."""
 
     version = forms.CharField(max_length=50, initial="1")
-    schema = BoundedJSONField(required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
+    schema = OptionalJSONField(required=False, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}),
                              help_text="Optional JSON Schema (draft 2020-12) that payloads must satisfy.")
 
     class Meta:

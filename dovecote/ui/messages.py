@@ -37,12 +37,26 @@ def message_list(request: HttpRequest) -> TemplateResponse:
 @staff_required
 @require_GET
 def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateResponse:
-    """Show a message's payload and each destination's attempts; htmx polls them until all are final."""
+    """Show a message's payload and each destination's attempts; htmx polls them while Dovecote moves one on."""
     message = get_object_or_404(Message.objects.select_related("room"), pk=message_id)
     timeline = Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("started_at", "pk"))
     destinations = list(message.deliveries.select_related("subscription").prefetch_related(timeline).order_by("pk"))
     return render_page(request, "ui/message_detail.html", {
         "section": "messages", "message": message, "payload": pretty_json(message.payload),
         "destinations": destinations, "settled": all(d.is_final for d in destinations),
-        "poll_seconds": POLL_SECONDS,
+        "live": any(is_moving(d) for d in destinations), "poll_seconds": POLL_SECONDS,
     }, fragments=["destinations"])
+
+
+def is_moving(delivery: Delivery) -> bool:
+    """Say whether Dovecote itself will move this delivery on soon, so the page is worth polling.
+
+    A message waiting for a pull consumer to pull it, or for a paused or disabled subscription to be
+    resumed, may wait for days: the page stops polling and offers to look again.
+    """
+    if delivery.is_final or delivery.subscription is None:
+        return False
+    if delivery.status in (Delivery.Status.PENDING, Delivery.Status.LEASED):
+        return True  # the outbox sends it; a lease runs out
+    subscription = delivery.subscription
+    return subscription.is_active and subscription.type == subscription.Type.PUSH

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
+from analytics import actions as report_actions
 from analytics.actions import Progress, Refresh, RunState, report_progress, request_report_run
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, RetryCostReport
 from dovecote.ui.charts import (
@@ -62,6 +63,7 @@ def reports(request: HttpRequest) -> TemplateResponse:
     context: dict[str, Any] = {name: build() for name, build in parts.items() if wanted in (None, name)}
     if wanted in (None, "figures") and form.is_valid() and context["figures"] is None:
         context["has_reports"] = bool(form.lookups()) and HourlyReport.objects.exists()
+        context["reports_supported"] = report_actions.reports_supported()
     response = render_page(request, "ui/reports.html", {
         "section": "reports", "form": form, "filters": query_without(request, "watch"), **context,
     }, fragments=FRAGMENTS)

@@ -15,6 +15,7 @@ from dovecote.ui.forms import EventTypeForm, RoomForm
 from dovecote.ui.schedule import expiration, schedule_context, settings_values, summary
 from dovecote.ui.shortcuts import posted, render_page, require_permission, staff_required
 from dovecote.ui.subscriptions import subscription_counts
+from dovecote.ui.text import counted
 from rooms.actions import delete_room
 from rooms.models import Room
 
@@ -112,15 +113,15 @@ def room_delete(request: HttpRequest, room_id: int) -> HttpResponse:
     room = get_object_or_404(Room, pk=room_id)
     if request.method == "POST":
         deleted = delete_room(room)
-        messages.success(request, f"Room {room.name} deleted: {deleted.subscriptions_deleted} subscription(s) "
-                                  f"and {deleted.messages_deleted} message(s) with it.")
+        messages.success(request, f"Room {room.name} deleted: {counted(deleted.subscriptions_deleted, 'subscription')} "
+                                  f"and {counted(deleted.messages_deleted, 'message')} with it.")
         return redirect("ui:room-list")
     counts = {"subscriptions": room.subscriptions.count(), "messages": room.messages.count()}
     return render_page(request, "ui/confirm_delete.html", {
         "section": "rooms", "what": f"room {room.name}",
         "cancel_url": reverse("ui:room-detail", kwargs={"room_id": room.pk}),
-        "consequences": [f"its {counts['subscriptions']} subscription(s) and event types",
-                         f"its {counts['messages']} message(s) and their delivery log",
+        "consequences": [f"its {counted(counts['subscriptions'], 'subscription')} and event types",
+                         f"its {counted(counts['messages'], 'message')} and their delivery log",
                          "the frames still queued for it on the broker"],
     })
 

@@ -20,6 +20,7 @@ from dovecote.ui.forms import SubscriptionForm, TestEventForm
 from dovecote.ui.schedule import schedule_context, settings_values
 from dovecote.inputs import read_id
 from dovecote.ui.shortcuts import posted, render_page, require_permission, staff_required
+from dovecote.ui.text import counted
 from rooms.models import EventType, Room
 from subscriptions.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
@@ -72,7 +73,7 @@ def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
         subscription = form.save()
         messages.success(request, f"Subscription {subscription.name} created.")
         if subscription.type == Subscription.Type.PUSH:
-            return secret_page(request, subscription, "created")
+            return show_secret_once(request, subscription, "created")
         return redirect("ui:subscription-detail", subscription_id=subscription.pk)
     return subscription_form_page(request, form, room)
 
@@ -138,7 +139,7 @@ def first_matching_event_type(subscription: Subscription) -> EventType | None:
 def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Pause a subscription: messages published meanwhile are not sent to it."""
     subscription = get_object_or_404(Subscription, pk=subscription_id)
-    subscription.pause()
+    subscription.pause(by=f"by {request.user.get_username()} in the web UI")
     messages.success(request, f"Subscription {subscription.name} paused.")
     return redirect("ui:subscription-detail", subscription_id=subscription.pk)
 
@@ -154,23 +155,45 @@ def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpRespo
 
 
 @staff_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def subscription_rotate_secret(request: HttpRequest, subscription_id: int) -> HttpResponse:
-    """Replace a push subscription's signing secret and show the new one, once."""
+    """Ask to confirm (the old secret stops working at once), then replace the signing secret and show the new one."""
     require_permission(request, "subscriptions.change_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     if subscription.type != Subscription.Type.PUSH:
         messages.error(request, "Only push subscriptions have a signing secret.")
         return redirect("ui:subscription-detail", subscription_id=subscription.pk)
-    subscription.rotate_signing_secret()
-    return secret_page(request, subscription, "rotated")
+    if request.method == "POST" and request.POST.get("confirmed"):
+        subscription.rotate_signing_secret()
+        return show_secret_once(request, subscription, "rotated")
+    return render_page(request, "ui/subscription_rotate_confirm.html", {
+        "section": "subscriptions", "subscription": subscription, "room": subscription.room,
+    })
 
 
-def secret_page(request: HttpRequest, subscription: Subscription, event: str) -> TemplateResponse:
-    """Answer the POST itself with the secret: it is never put in a URL, a session or a later page."""
+def secret_key(subscription_id: int) -> str:
+    return f"signing-secret-{subscription_id}"
+
+
+def show_secret_once(request: HttpRequest, subscription: Subscription, event: str) -> HttpResponse:
+    """Keep the new secret in the session for one showing, and send the browser to the page that shows it.
+
+    Redirecting after the POST means a reload never repeats the creation or the rotation; the secret
+    is never put in a URL, and the page that shows it takes it out of the session.
+    """
+    request.session[secret_key(subscription.pk)] = {"secret": subscription.signing_secret, "event": event}
+    return redirect("ui:subscription-secret", subscription_id=subscription.pk)
+
+
+@staff_required
+@require_GET
+def subscription_secret(request: HttpRequest, subscription_id: int) -> TemplateResponse:
+    """Show a new signing secret once: a second look (a reload, the back button) finds it gone."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    shown = request.session.pop(secret_key(subscription.pk), None)
     response = render_page(request, "ui/subscription_secret.html", {
-        "section": "subscriptions", "subscription": subscription, "secret": subscription.signing_secret,
-        "event": event,
+        "section": "subscriptions", "subscription": subscription,
+        "secret": shown["secret"] if shown else None, "event": shown["event"] if shown else None,
     })
     response["Cache-Control"] = "no-store"
     return response
@@ -179,7 +202,7 @@ def secret_page(request: HttpRequest, subscription: Subscription, event: str) ->
 @staff_required
 @require_POST
 def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpResponse:
-    """Publish a test event of the first event type the subscription matches, then show the message."""
+    """Publish a test event of the first event type the subscription matches, to it alone; then show the message."""
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     form = TestEventForm(request.POST)
     event_type = first_matching_event_type(subscription)
@@ -190,14 +213,14 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
     event = Event(event_type=event_type.name, event_version=event_type.version,
                   payload=form.cleaned_data["payload"], correlation_id=form.cleaned_data["correlation_id"])
     try:
-        published = publish(subscription.room, event)
+        published = publish(subscription.room, event, only=subscription)
     except PublishRejected as rejected:
         for field, errors in rejected.errors.items():
             form.add_error("payload" if field == "payload" else None, [f"{field}: {e}" for e in errors])
         return subscription_detail_page(request, subscription, form)
     reached = len(published.destinations)
-    messages.success(request, f"Test event {event_type.name} v{event_type.version} published to {reached} "
-                              f"destination(s).")
+    messages.success(request, f"Test event {event_type.name} v{event_type.version} published to "
+                              f"{counted(reached, 'destination')}: {subscription.name} only.")
     return redirect("ui:message-detail", message_id=published.message_id)
 
 
@@ -210,13 +233,14 @@ def subscription_delete(request: HttpRequest, subscription_id: int) -> HttpRespo
     room_id = subscription.room_id
     if request.method == "POST":
         dead_lettered = delete_subscription(subscription)
-        messages.success(request, f"Subscription {subscription.name} deleted; {dead_lettered} unsettled "
-                                  "delivery(ies) dead-lettered.")
+        messages.success(request, f"Subscription {subscription.name} deleted; "
+                                  f"{counted(dead_lettered, 'unsettled delivery', 'unsettled deliveries')} dead-lettered.")
         return redirect("ui:room-detail", room_id=room_id)
     in_flight = subscription_counts([subscription.pk]).get(subscription.pk, {}).get("in_flight", 0)
     return render_page(request, "ui/confirm_delete.html", {
         "section": "subscriptions", "what": f"subscription {subscription.name} of room {subscription.room.name}",
         "cancel_url": reverse("ui:subscription-detail", kwargs={"subscription_id": subscription.pk}),
-        "consequences": [f"its {in_flight} delivery(ies) still on their way are dead-lettered (they stay in the log)",
+        "consequences": [f"its {counted(in_flight, 'delivery', 'deliveries')} still on the way "
+                         f"{'is' if in_flight == 1 else 'are'} dead-lettered (they stay in the log)",
                          "its queues on the broker are emptied"],
     })

@@ -35,6 +35,8 @@ urlpatterns = [
          name="subscription-resume"),
     path("subscriptions/<int:subscription_id>/rotate-secret/", subscriptions.subscription_rotate_secret,
          name="subscription-rotate-secret"),
+    path("subscriptions/<int:subscription_id>/secret/", subscriptions.subscription_secret,
+         name="subscription-secret"),
     path("subscriptions/<int:subscription_id>/test-event/", subscriptions.subscription_test_event,
          name="subscription-test-event"),
     path("subscriptions/<int:subscription_id>/dead-letters/", dead_letters.dead_letter_list,

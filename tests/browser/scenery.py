@@ -19,6 +19,12 @@ from subscriptions.models import Subscription
 from tests.report_rows import error_row, hourly_row, latency_row, retry_cost_row
 
 Status = Delivery.Status
+# What a receiver behind Apache httpd answers while it is down: the error text keeps the body's start.
+UNAVAILABLE = ("HTTP 503: <!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n"
+               "<title>503 Service Unavailable</title>\n</head><body>\n<h1>Service Unavailable</h1>\n"
+               "<p>The server is temporarily unable to service your\nrequest due to maintenance downtime or capacity\n"
+               "problems. Please try again later.</p>\n<hr>\n<address>Apache/2.4.62 (Debian) Server at "
+               "crm.example.com Port 443</address>\n</body></html>")
 DELAYS = RetryPolicy(delay_ms=2000, multiplier=1.5, attempts=5, max_delay_ms=60_000)  # the orders room's
 
 
@@ -48,7 +54,7 @@ def build_scenery(seed: int = 7) -> Scenery:
                                           push_url="https://billing.example.com/hooks/dovecote",
                                           event_types=[{"name": "order.paid"}, {"name": "order.created", "version": "1"}])
     crm = Subscription.objects.create(room=orders, name="crm-sync", type="push", push_url="https://crm.example.com/in",
-                                      delivery_attempts=2, last_error="HTTP 503: Service Unavailable",
+                                      delivery_attempts=2, last_error=UNAVAILABLE,
                                       last_error_at=timezone.now() - timedelta(minutes=2))
     warehouse = Subscription.objects.create(room=orders, name="warehouse", type="pull",
                                             event_types=[{"name": "order.paid", "version": "1"}])
@@ -82,7 +88,7 @@ def traffic(room: Room, billing: Subscription, crm: Subscription, rng: random.Ra
             dead = subscription is crm and failures == 3
             delivery.status = Status.DEAD_LETTERED if dead else Status.DELIVERED
             delivery.attempts = failures + (0 if dead else 1)
-            delivery.last_error = "gave up after 3 attempts: HTTP 503" if dead else ""
+            delivery.last_error = f"gave up after 3 attempts: {UNAVAILABLE}" if dead else ""
             deliveries.append(delivery)
             attempts.extend(timeline(delivery, at, failures, dead, rng))
     # Ids follow publish time, as they do when messages arrive one after another.
@@ -96,12 +102,16 @@ def traffic(room: Room, billing: Subscription, crm: Subscription, rng: random.Ra
     Delivery.objects.filter(pk__in=[d.pk for d in created]).update(updated_at=now - timedelta(minutes=1))
     newest = max(messages, key=lambda m: m.created_at)
     retrying = Delivery.objects.get(message=newest, subscription=crm)
-    retrying.status, retrying.attempts, retrying.next_attempt_at = Status.RETRYING, 1, now + timedelta(seconds=3)
+    retrying.status, retrying.attempts, retrying.next_attempt_at = Status.RETRYING, 2, now + timedelta(seconds=2.5)
+    retrying.last_status_code, retrying.last_error = 503, UNAVAILABLE
     retrying.save()
     retrying.attempt_log.all().delete()
     DeliveryAttempt.objects.create(delivery=retrying, correlation_id=newest.correlation_id, attempt=1,
-                                   started_at=now - timedelta(seconds=2), duration_ms=10_003, outcome="timeout",
-                                   error="timed out after 10000 ms", next_delay_ms=3000)
+                                   started_at=now - timedelta(seconds=15.2), duration_ms=10_003, outcome="timeout",
+                                   error="timed out after 10000 ms", next_delay_ms=DELAYS.delay_after(1))
+    DeliveryAttempt.objects.create(delivery=retrying, correlation_id=newest.correlation_id, attempt=2,
+                                   started_at=now - timedelta(seconds=2.2), duration_ms=212, outcome="failure",
+                                   status_code=503, error=UNAVAILABLE, next_delay_ms=DELAYS.delay_after(2))
     dead = Delivery.objects.filter(subscription=crm, status=Status.DEAD_LETTERED).select_related("message").first()
     return newest, dead.message
 
@@ -113,7 +123,7 @@ def timeline(delivery: Delivery, at: datetime, failures: int, dead: bool,
         last = dead and number == failures
         rows.append(DeliveryAttempt(delivery=delivery, correlation_id=delivery.message.correlation_id, attempt=number,
                                     started_at=started, duration_ms=rng.randint(40, 300), outcome="failure",
-                                    status_code=503, error="HTTP 503: Service Unavailable",
+                                    status_code=503, error=UNAVAILABLE,
                                     next_delay_ms=None if last else DELAYS.delay_after(number)))
         started += timedelta(milliseconds=DELAYS.delay_after(number))
     if not dead:

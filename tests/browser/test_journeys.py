@@ -94,7 +94,7 @@ def test_an_operator_replays_a_dead_letter_and_it_is_delivered(
     page.get_by_role("button", name="Replay selected").click()
     expect(page.locator("h1")).to_have_text("Replay 1 dead letter?")
     page.get_by_role("button", name="Yes, replay 1").click()
-    expect(page.locator(".flash")).to_contain_text("1 dead letter(s) sent again")
+    expect(page.locator(".flash")).to_contain_text("1 dead letter sent again")
 
     browsing.goto(f"/messages/{message_id}/")
     timeline = page.locator("#destinations")
