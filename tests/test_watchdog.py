@@ -101,6 +101,7 @@ def run_session(subscription: Subscription) -> int:
 
 
 @pytest.mark.parametrize(("status", "attempts"), [(Status.QUEUED, 0), (Status.RETRYING, 2)])
+@pytest.mark.django_db(transaction=True)  # the push engine's threads read the rows
 def test_a_delivery_whose_frame_was_lost_is_sent_again_at_its_next_attempt_and_delivered(
         any_broker: str, hook: str, receiver: Receiver, status: str, attempts: int) -> None:
     delivery = waiting_delivery(hook, status=status, attempts=attempts)
@@ -197,6 +198,7 @@ def test_an_attempt_under_way_is_left_alone(memory_broker: str) -> None:
     assert watchdog.resend_lost() == 0
 
 
+@pytest.mark.django_db(transaction=True)  # the push engine's threads read the rows
 def test_an_attempt_whose_worker_died_is_sent_again_at_the_same_attempt_and_counted_as_a_crash(
         memory_broker: str, hook: str, receiver: Receiver) -> None:
     delivery = waiting_delivery(hook, status=Status.RETRYING, attempts=2)
@@ -213,6 +215,7 @@ def test_an_attempt_whose_worker_died_is_sent_again_at_the_same_attempt_and_coun
     assert [r.headers["X-Delivery-Attempt"] for r in receiver.requests("/hook")] == ["2"]
 
 
+@pytest.mark.django_db(transaction=True)  # the push engine's threads read the rows
 def test_a_frame_sent_again_beside_its_original_is_recognised_as_a_duplicate(
         memory_broker: str, hook: str, receiver: Receiver) -> None:
     delivery = waiting_delivery(hook, status=Status.RETRYING, attempts=1)
@@ -227,6 +230,7 @@ def test_a_frame_sent_again_beside_its_original_is_recognised_as_a_duplicate(
     assert DeliveryAttempt.objects.filter(delivery=delivery).count() == 1
 
 
+@pytest.mark.django_db(transaction=True)  # the push engine's threads read the rows
 def test_after_a_demo_restart_retries_keep_their_attempt_and_due_time(memory_broker: str, hook: str,
                                                                       receiver: Receiver) -> None:
     retrying = waiting_delivery(hook, status=Status.RETRYING, attempts=3)
