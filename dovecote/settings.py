@@ -77,6 +77,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    # Dovecote's apps, each importing only those listed after it (docs/architecture.md#layers).
+    "console",
     "rooms",
     "subscriptions",
     "delivery",
@@ -102,7 +104,7 @@ WSGI_APPLICATION = "dovecote.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -110,7 +112,6 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
-            "libraries": {"ui": "dovecote.ui.templatetags"},  # {% load ui %}: the UI's filters
         },
     },
 ]
@@ -260,7 +261,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# The operator UI (dovecote/ui) signs staff users in with Django auth.
+# The operator UI (console/) signs staff users in with Django auth.
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 
@@ -272,7 +273,6 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [
-    BASE_DIR / "static",
     # Front-end packages come from the npm registry (package.json; `npm ci`, run by make) and are
     # served straight from node_modules, never committed.
     ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),

@@ -6,10 +6,8 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from dovecote.health import healthz
-from dovecote.ui.login import AdminLoginForm
 
 handler404 = "dovecote.api_errors.not_found"
-admin.site.login_form = AdminLoginForm  # failed sign-ins limited per address, as on the UI's login page
 
 urlpatterns = [
     path("healthz/", healthz, name="healthz"),
@@ -21,7 +19,7 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves Swagger UI's start-up script as a file: the Content-Security-Policy allows no inline script.
     path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("dovecote.ui.urls")),
+    path("", include("console.urls")),
 ]
 
 if settings.DOVECOTE_DEMO:

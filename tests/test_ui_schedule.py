@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from delivery.retry import RetryPolicy
-from dovecote.ui.schedule import duration, schedule, summary
+from console.schedule import duration, schedule, summary
 
 
 def test_each_redelivery_starts_after_the_sum_of_the_delays_before_it() -> None:

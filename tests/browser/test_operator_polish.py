@@ -152,7 +152,7 @@ def test_the_throughput_charts_time_labels_stay_inside_it(browsing: Browsing, ow
     # The chart labels every tenth minute: at hh:m0 one sits on the chart's right edge.
     now = timezone.now()
     at_a_tenth_minute = now.replace(minute=now.minute - now.minute % 10, second=30)
-    monkeypatch.setattr("dovecote.ui.dashboard.timezone", SimpleNamespace(now=lambda: at_a_tenth_minute))
+    monkeypatch.setattr("console.dashboard.timezone", SimpleNamespace(now=lambda: at_a_tenth_minute))
     browsing.log_in("owner", "owner-pass-1")
 
     ticks = browsing.page.locator("#throughput svg text.tick")
