@@ -95,7 +95,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from delivery.maintenance import start_ids_after_earlier_databases
+    from tests.fresh_ids import start_ids_after_earlier_databases
 
     start_ids_after_earlier_databases()  # earlier runs' frames may still sit on the queues of ids 1, 2, …
     from bench import figures

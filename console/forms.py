@@ -1,4 +1,4 @@
-"""The UI's forms: the same limits and rules as the REST API's serializers, in Django forms."""
+"""The console's forms: the rules of rooms/rules.py, subscriptions/rules.py and rooms/schemas.py, worded for operators."""
 
 from __future__ import annotations
 
@@ -13,14 +13,22 @@ from django.forms.fields import InvalidJSONInput, JSONString
 from django.utils.text import capfirst
 
 from delivery.models import Delivery
-from delivery.retry import RetryPolicy
-from delivery.url_safety import UnsafePushUrl, check_push_url
 from dovecote.inputs import BadJson, parse_json, read_id
 from rooms.models import ApiKey, EventType, Room
-from rooms.schemas import SchemaRefused, check_schema
-from rooms.serializers import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, contains_nul
+from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
+from rooms.schemas import SchemaRefused, check_event_type_schema
 from subscriptions.models import Subscription
-from subscriptions.serializers import MAX_IN_FLIGHT, MAX_TIMEOUT_MS, MIN_TIMEOUT_MS
+from subscriptions.retry import RetryPolicy
+from subscriptions.rules import (
+    MAX_IN_FLIGHT,
+    MAX_TIMEOUT_MS,
+    MIN_TIMEOUT_MS,
+    PushUrlProblem,
+    PushUrlRefused,
+    check_push_url_of,
+    name_taken,
+    quota_problem,
+)
 
 DATETIME_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
 
@@ -97,8 +105,8 @@ def cap_field(**options: Any) -> forms.IntegerField:
 
 
 def check_delay_cap(form: forms.Form, delay_ms: int | None, cap_ms: int | None) -> None:
-    """Refuse a cap below the delay it caps (as the API does): the backoff could never grow."""
-    if delay_ms is not None and cap_ms is not None and cap_ms < delay_ms:
+    """Refuse a cap below the delay it caps (rooms/rules.py)."""
+    if cap_below_delay(delay_ms, cap_ms):
         form.add_error("max_delivery_delay_ms", f"Must be at least the delay ({delay_ms} ms); "
                                                 "use multiplier 1 for a fixed delay.")
 
@@ -201,19 +209,15 @@ class EventTypeForm(forms.ModelForm):
         schema = self.cleaned_data.get("schema")
         if schema is None:
             return None
-        if not isinstance(schema, dict):
-            raise ValidationError("Must be a JSON object (a JSON Schema), or empty.")
-        if contains_nul(schema):
-            raise ValidationError("Must not contain NUL characters.")
         try:
-            check_schema(schema)
+            check_event_type_schema(schema)
         except SchemaRefused as refused:
             raise ValidationError(capfirst(str(refused))) from None
         return schema
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if self.room.event_types.filter(name=data.get("name"), version=data.get("version")).exists():
+        if self.room.has_event_type(data.get("name", ""), data.get("version", "")):
             self.add_error("name", f"This room already has {data.get('name')} version {data.get('version')}.")
         return data
 
@@ -230,6 +234,11 @@ def filter_value(event_filter: dict[str, Any]) -> str:
 def filter_from_value(value: str) -> dict[str, str]:
     name, _, version = value.partition("@")
     return {"name": name, "version": version} if version else {"name": name}
+
+
+# What the console says for each push-URL rule (subscriptions/rules.py).
+PUSH_URL_MESSAGES = {PushUrlProblem.MISSING: "A push subscription needs a push URL.",
+                     PushUrlProblem.NOT_TAKEN: "A pull subscription takes no push URL."}
 
 
 class SubscriptionForm(forms.ModelForm):
@@ -287,25 +296,22 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
-        if self.room.subscriptions.exclude(pk=self.instance.pk).filter(name=name).exists():
+        if name_taken(self.room, name, excluding=self.instance.pk):
             raise ValidationError(f"This room already has a subscription named {name!r}.")
         return name
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if not self.instance.pk and (problem := self.room.subscription_quota_error()):
+        if not self.instance.pk and (problem := quota_problem(self.room)):
             raise ValidationError(capfirst(problem) + ".")
-        kind, url = data.get("type"), data.get("push_url") or ""
+        kind, url = data.get("type", ""), data.get("push_url") or ""
         data["push_url"] = url
-        if kind == Subscription.Type.PUSH and not url and "push_url" not in self.errors:
-            self.add_error("push_url", "A push subscription needs a push URL.")
-        elif kind == Subscription.Type.PULL and url:
-            self.add_error("push_url", "A pull subscription takes no push URL.")
-        elif kind == Subscription.Type.PUSH and url:
-            try:
-                check_push_url(url)
-            except UnsafePushUrl as refused:
-                self.add_error("push_url", f"Refused: {refused.reason}.")
+        try:
+            check_push_url_of(kind, url)
+        except PushUrlRefused as refused:
+            # A URL the URL field refused already has its error; the console words the rest for operators.
+            if refused.problem != PushUrlProblem.MISSING or "push_url" not in self.errors:
+                self.add_error("push_url", PUSH_URL_MESSAGES.get(refused.problem, f"Refused: {refused.reason}."))
         check_delay_cap(self, data.get("delivery_delay_ms"), data.get("max_delivery_delay_ms"))
         return data
 

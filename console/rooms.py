@@ -16,8 +16,9 @@ from console.schedule import expiration, schedule_context, settings_values, summ
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.subscriptions import subscription_counts
 from console.text import counted
-from rooms.actions import delete_room
+from delivery.actions import delete_room
 from rooms.models import Room
+from subscriptions.retry import RetryPolicy
 
 PAGE_SIZE = 50
 
@@ -31,7 +32,7 @@ def room_list(request: HttpRequest) -> TemplateResponse:
         subscription_count=Count("subscriptions", distinct=True),
     ).order_by("name")
     page = Paginator(rooms, PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [(room, summary(room.retry_policy), expiration(room.message_expiration_ms)) for room in page]
+    rows = [(room, summary(RetryPolicy.of_room(room)), expiration(room.message_expiration_ms)) for room in page]
     return render_page(request, "console/room_list.html", {"section": "rooms", "page": page, "rows": rows})
 
 

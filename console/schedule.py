@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from delivery.retry import RetryPolicy
+from subscriptions.retry import RetryPolicy
 from console.forms import RETRY_FIELDS, RetrySettingsForm
 from rooms.models import Room
 from subscriptions.models import Subscription

@@ -22,7 +22,7 @@ from dovecote.inputs import read_id
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.text import counted
 from rooms.models import EventType, Room
-from subscriptions.actions import delete_subscription, resume_subscription
+from delivery.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
 
 PAGE_SIZE = 50

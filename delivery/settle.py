@@ -21,7 +21,7 @@ from django.utils import timezone
 from delivery import frames
 from delivery.broker import Broker, BrokerError, SendFailed
 from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage
-from delivery.retry import RetryPolicy
+from subscriptions.retry import RetryPolicy
 from delivery.transports import PushResult
 
 log = logging.getLogger("delivery.settle")

@@ -32,7 +32,7 @@ from django.conf import settings
 
 from delivery.http1 import Http1Client, ResponseError
 from delivery.models import DeliveryAttempt
-from delivery.url_safety import UnsafePushUrl, checked_addresses, parse_push_url
+from subscriptions.push_urls import UnsafePushUrl, checked_addresses, parse_push_url
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500

@@ -79,10 +79,12 @@ INSTALLED_APPS = [
     "django_htmx",
     # Dovecote's apps, each importing only those listed after it (docs/architecture.md#layers).
     "console",
-    "rooms",
-    "subscriptions",
-    "delivery",
+    "api",
+    "demo",
     "analytics",
+    "delivery",
+    "subscriptions",
+    "rooms",
 ]
 
 MIDDLEWARE = [
@@ -222,12 +224,12 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rooms.auth.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
                                  "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_PARSER_CLASSES": ["dovecote.inputs.JsonBodyParser"],
-    "EXCEPTION_HANDLER": "dovecote.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "DEFAULT_THROTTLE_CLASSES": ["dovecote.throttling.ApiKeyRateThrottle"],
@@ -245,7 +247,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "dovecote.api_errors.document_common_replies",
+        "api.errors.document_common_replies",
     ],
     # Swagger UI is served from the drf-spectacular-sidecar package, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -54,7 +54,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         return max(1, math.ceil(self.seconds_left))
 
     def client_id(self, request: Request) -> str:
-        if request.auth is not None:  # an ApiKey (rooms.auth)
+        if request.auth is not None:  # an ApiKey (api.auth)
             return f"key-{request.auth.pk}"
         return f"address-{client_address(request)}"
 

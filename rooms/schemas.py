@@ -83,6 +83,27 @@ jsonschema._keywords.re = LinearRegex
 jsonschema._utils.re = LinearRegex
 
 
+def check_event_type_schema(schema: Any) -> None:
+    """Raise SchemaRefused unless `schema` may be an event type's schema: an object, storable, and check_schema's."""
+    if not isinstance(schema, dict):
+        # EventType treats a falsy schema as none, so `false` would accept everything.
+        raise SchemaRefused("must be a JSON object (a JSON Schema), or nothing")
+    if contains_nul(schema):
+        raise SchemaRefused("must not contain NUL characters (PostgreSQL cannot store them)")
+    check_schema(schema)
+
+
+def contains_nul(value: Any) -> bool:
+    """Say whether any string (key or value) in a JSON document holds a NUL character."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(contains_nul(k) or contains_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(contains_nul(item) for item in value)
+    return False
+
+
 def check_schema(schema: dict[str, Any]) -> None:
     """Raise SchemaRefused unless `schema` is a valid draft 2020-12 schema Dovecote can apply safely."""
     try:

@@ -11,7 +11,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from delivery.retry import RetryPolicy
+from subscriptions.retry import RetryPolicy
 from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
 
@@ -142,6 +142,12 @@ class Subscription(models.Model):
         self.last_error_at = timezone.now()
         self.save(update_fields=["last_error", "last_error_at"])
 
+    def masked_secret(self) -> str | None:
+        """Return the start of a push subscription's signing secret, enough to tell secrets apart (None for pull)."""
+        if self.type != self.Type.PUSH:
+            return None
+        return self.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+
     def rotate_signing_secret(self) -> str:
         """Replace the signing secret and return the new one."""
         self.signing_secret = new_signing_secret()
@@ -149,6 +155,7 @@ class Subscription(models.Model):
         return self.signing_secret
 
 
+SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full
 # Fields a save may change without changing where its room's events go (the last error, per failure).
 NOT_ROUTING = frozenset({"last_error", "last_error_at"})
 

@@ -11,7 +11,7 @@ from tests.callers import KINDS, Caller
 from tests.receiver import Receiver
 from tests.schema_validation import take_violations
 from tests.services import IN_CI, redis_url, stomp_url
-from delivery.maintenance import start_ids_after_earlier_databases
+from tests.fresh_ids import start_ids_after_earlier_databases
 from tests.workers import WorkerProcess, close_other_sessions
 
 if TYPE_CHECKING:

@@ -65,11 +65,11 @@ def spark(django_db_setup) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def history(django_db_setup, django_db_blocker) -> Iterator[None]:
     """About 2,500 messages over two days, committed, so Spark's JDBC connections see them."""
-    from analytics import traffic
+    from analytics import synthetic_history
 
     with django_db_blocker.unblock():
         clear_tables()
-        traffic.generate(2_500, 2, seed=7, end=HISTORY_END)
+        synthetic_history.generate(2_500, 2, seed=7, end=HISTORY_END)
     yield
     with django_db_blocker.unblock():
         clear_tables()
@@ -317,12 +317,12 @@ def test_a_repeated_run_changes_nothing(spark, history, sql, capsys) -> None:
 
 
 def test_an_incremental_run_after_new_traffic_changes_only_the_affected_hours(spark, history, sql) -> None:
-    from analytics import traffic
+    from analytics import synthetic_history
 
     before = snapshot()
     marks = [query(f"SELECT max(id) FROM {table}")[0][0]
              for table in ("published_messages", "delivery_attempts", "delivery_delivery")]
-    committed(traffic.generate, 300, 0.1, seed=11, end=HISTORY_END - timedelta(hours=20))
+    committed(synthetic_history.generate, 300, 0.1, seed=11, end=HISTORY_END - timedelta(hours=20))
     affected = {row[0] for row in query(
         "SELECT date_trunc('hour', sent_at) FROM published_messages WHERE id > %s "
         "UNION SELECT date_trunc('hour', started_at) FROM delivery_attempts WHERE id > %s "

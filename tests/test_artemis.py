@@ -23,7 +23,7 @@ from delivery.broker.shared import shared_broker
 from delivery.expiry import drain_expired
 from delivery.models import Delivery
 from rooms.models import ApiKey
-from subscriptions.actions import delete_subscription
+from delivery.actions import delete_subscription
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.services import stomp_url
 

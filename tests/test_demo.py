@@ -14,8 +14,8 @@ import pytest
 from celery.beat import Scheduler
 from django.conf import settings
 
-from delivery.demo_state import DemoState
-from dovecote import embedded
+from demo.state import DemoState
+from demo import embedded
 from dovecote.celery import app
 from tests.demo_process import Demo, answers, free_port, get_json
 

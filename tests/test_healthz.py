@@ -14,7 +14,7 @@ import pytest
 from django.test import Client, override_settings
 
 from delivery.broker import shared as shared_module
-from dovecote import health
+from api import health
 from rooms.models import ApiKey
 from tests.services import redis_url, stomp_url
 

@@ -112,7 +112,7 @@ def answer(status: str, headers: str = "", body: bytes = b"") -> Callable[[socke
 def test_a_name_rebinding_to_loopback_after_the_check_is_refused_and_never_reached(
     servers, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
 ) -> None:
-    from delivery.url_safety import check_push_url
+    from subscriptions.push_urls import check_push_url
 
     receiver = servers(answer("204 No Content"))
     answers = iter(["93.184.216.34"])  # the first lookup: a public address; every later one: loopback

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from delivery.retry import LONGEST_DELAY_MS, RetryPolicy
+from subscriptions.retry import LONGEST_DELAY_MS, RetryPolicy
 
 
 def test_the_contract_example_gives_3000_then_4500_ms() -> None:

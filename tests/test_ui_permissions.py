@@ -31,7 +31,7 @@ def actions(world) -> dict[str, tuple[str, dict]]:  # noqa: ANN001
         "revoke a key": (f"/api-keys/{key.pk}/revoke/", {}),
         "delete a room": (f"/rooms/{room.pk}/delete/", {}),
         "delete a subscription": (f"/subscriptions/{subscription.pk}/delete/", {}),
-        "rotate a signing secret": (f"/subscriptions/{subscription.pk}/rotate-secret/", {}),
+        "rotate a signing secret": (f"/subscriptions/{subscription.pk}/rotate-secret/", {"confirmed": "on"}),
         "replay dead letters": (dead_letter_action, {"choice": "replay:all", "confirmed": "on"}),
         "purge dead letters": (dead_letter_action, {"choice": "purge:selected", "message_ids": [str(dead.message_id)],
                                                      "confirmed": "on"}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from delivery.retry import RetryPolicy
+from subscriptions.retry import RetryPolicy
 from console.schedule import duration, schedule, summary
 
 

@@ -14,7 +14,7 @@ from django.test import override_settings
 
 from delivery.models import DeliveryAttempt
 from delivery.transports import PushRequest, post_once
-from delivery.url_safety import UnsafePushUrl, check_push_url
+from subscriptions.push_urls import UnsafePushUrl, check_push_url
 
 
 @pytest.fixture

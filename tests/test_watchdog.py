@@ -15,7 +15,8 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from delivery import demo, outbox, watchdog
+from delivery import outbox, watchdog
+from demo import seed
 from delivery.push.engine import PushEngine
 from delivery.broker import BrokerUnavailable
 from delivery.broker.memory import reset_hub
@@ -25,7 +26,7 @@ from subscriptions.models import Subscription
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 from tests.receiver import Receiver, always
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)  # push sessions read the rows from their own threads
 
 Status = Delivery.Status
 LONG_AGO = timedelta(minutes=2)
@@ -236,7 +237,7 @@ def test_after_a_demo_restart_retries_keep_their_attempt_and_due_time(memory_bro
                            attempts=1, lease_token="t", lease_expires_at=timezone.now() + timedelta(minutes=1))
     lose_frames(retrying)  # the demo's in-memory broker keeps nothing across a restart
 
-    assert demo.resend_lost_frames() == 1
+    assert seed.resend_lost_frames() == 1
 
     consumer = shared_broker().consumer(retrying.destination)
     frame = consumer.receive(timeout=2)

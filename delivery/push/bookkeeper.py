@@ -64,9 +64,9 @@ class Bookkeeper:
         """Record finished POSTs (with other sessions' outcomes waiting too) and ack their frames."""
         await self._submit(SETTLE, finished)
 
-    async def call(self, function: Callable[..., T], *args: Any) -> T:
+    async def call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one database call on a bookkeeper thread."""
-        return await self._submit(CALL, [], lambda: function(*args))
+        return await self._submit(CALL, [], lambda: function(*args, **kwargs))
 
     def close(self) -> None:
         with self._ready:

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from delivery.models import Delivery, DeliveryAttempt, Message
-from delivery.retry import RetryPolicy
+from subscriptions.retry import RetryPolicy
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 from tests.report_rows import error_row, hourly_row, latency_row, retry_cost_row

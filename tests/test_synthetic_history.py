@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.management import call_command
 
-from analytics import traffic
+from analytics import synthetic_history
 from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
 from subscriptions.models import Subscription
 
@@ -18,8 +18,8 @@ END = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-def history() -> traffic.Summary:
-    return traffic.generate(600, 1, seed=5, end=END)
+def history() -> synthetic_history.Summary:
+    return synthetic_history.generate(600, 1, seed=5, end=END)
 
 
 def test_every_delivery_is_published_once_and_ends_in_a_status_the_workers_use(history) -> None:
@@ -81,7 +81,7 @@ def test_subscriptions_differ_in_failure_rate_and_are_created_paused(history) ->
 
 def test_a_second_run_adds_to_the_same_rooms(history) -> None:
     subscriptions = Subscription.objects.count()
-    again = traffic.generate(100, 1, seed=5, end=END)
+    again = synthetic_history.generate(100, 1, seed=5, end=END)
     assert Subscription.objects.count() == subscriptions
     assert Delivery.objects.count() == history.deliveries + again.deliveries
 

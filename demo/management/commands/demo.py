@@ -14,10 +14,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 from waitress import serve
 
-from delivery import demo
-from delivery.demo_state import DemoState, PortInUse, bind
 from delivery.push.engine import stop_engine
-from dovecote import embedded
+from demo import embedded, seed
+from demo.state import DemoState, PortInUse, bind
+from demo.traffic import publish_forever
 from dovecote.celery import app
 from dovecote.env import env_int
 from dovecote.wsgi import application
@@ -95,20 +95,20 @@ class Command(BaseCommand):
     def run(self, state: DemoState, listener: Any, host: str, port: int, rate: float) -> None:
         call_command("migrate", verbosity=0)
         base_url = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::', '') else host}:{port}"
-        demo.seed(base_url)
-        demo.release_sessions()
-        resent = demo.resend_lost_frames()
-        password, api_key, kept = demo.demo_login(state.login_file)
+        seed.seed(base_url)
+        seed.release_sessions()
+        resent = seed.resend_lost_frames()
+        password, api_key, kept = seed.demo_login(state.login_file)
         worker = embedded.start_worker(app)
         beat = embedded.start_beat(app)
         stop = threading.Event()
-        threading.Thread(target=demo.publish_forever, args=(stop, rate), daemon=True).start()
+        threading.Thread(target=publish_forever, args=(stop, rate), daemon=True).start()
         self.stdout.write(f"Dovecote demo on {base_url}/  "
                           "(embedded: SQLite, in-memory broker, in-process worker)")
         if resent:
             self.stdout.write(f"  sending again {resent} deliveries the in-memory broker lost "
                               "at the last stop")
-        self.stdout.write(f"  login:   {demo.ADMIN} / {password}\n  API key: {api_key}")
+        self.stdout.write(f"  login:   {seed.ADMIN} / {password}\n  API key: {api_key}")
         if kept:
             self.stdout.write(f"  (the same login and key as before: {shown(state.login_file)} keeps them)")
         self.stdout.write("  Ctrl-C stops it; `make demo` goes on from here, "

@@ -1,4 +1,4 @@
-"""REST endpoints for subscriptions (CONTRACT §3).
+"""REST endpoints for subscriptions (docs/contract.md#rest-api).
 
 Admin keys and keys of the subscription's room may do everything here; other keys get 403.
 """
@@ -8,26 +8,18 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import exceptions, filters, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dovecote.api_errors import error_responses
-from dovecote.lists import CursorPages, read_filters
-from rooms.auth import check_room_access, usable_room
-from subscriptions.actions import delete_subscription, resume_subscription
+from api.errors import error_responses
+from api.lists import CursorPages, read_filters
+from api.auth import usable_room, usable_subscription
+from delivery.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
-from subscriptions.serializers import SubscriptionDeletedSerializer, SubscriptionSerializer
-
-
-def usable_subscription(request: Request, subscription_id: int) -> Subscription:
-    """Return the subscription if the request's key may use its room: 404 if there is none, else 403."""
-    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
-    check_room_access(request, subscription.room)
-    return subscription
+from api.subscriptions.serializers import SubscriptionDeletedSerializer, SubscriptionSerializer
 
 
 def reply(subscription: Subscription, *, reveal_secret: bool = False, code: int = status.HTTP_200_OK) -> Response:

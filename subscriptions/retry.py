@@ -1,13 +1,16 @@
-"""The redelivery rule (CONTRACT §5): exponential backoff, capped, limited in count."""
+"""The redelivery rule (docs/contract.md#redelivery): exponential backoff, capped, limited in count."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
+from rooms.models import Room
+from rooms.rules import MAX_SPAN_MS
+
 # The broker schedules with a millisecond delay; beyond a year a "retry" is no retry at all,
 # and an uncapped d × m^k overflows quickly, so delays are clamped here.
-LONGEST_DELAY_MS = 365 * 24 * 3600 * 1000
+LONGEST_DELAY_MS = MAX_SPAN_MS
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,12 @@ class RetryPolicy:
     multiplier: float
     attempts: int  # redeliveries allowed after the first attempt; 0: none
     max_delay_ms: int | None = None
+
+    @classmethod
+    def of_room(cls, room: Room) -> RetryPolicy:
+        """Return a room's own delivery settings: what its subscriptions without overrides follow."""
+        return cls(delay_ms=room.delivery_delay_ms, multiplier=room.delivery_delay_multiplier,
+                   attempts=room.delivery_attempts, max_delay_ms=room.max_delivery_delay_ms)
 
     def can_retry(self, attempt: int) -> bool:
         """Say whether failed attempt `attempt` (1 = first try) may be redelivered."""

@@ -1,4 +1,4 @@
-"""REST endpoints of the publish path and the message log (CONTRACT §3)."""
+"""REST endpoints of the publish path, the message log, pull consumers and dead letters (docs/contract.md#rest-api)."""
 
 from __future__ import annotations
 
@@ -10,18 +10,13 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import http_date
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
-from rest_framework import exceptions, generics, pagination, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from delivery import dead_letters, pull
-from delivery.long_polls import long_poll_slot
-from dovecote.api_errors import Conflict, error_responses
-from dovecote.inputs import IdField
-from delivery.models import Delivery, DeliveryAttempt, Message
-from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
-from delivery.serializers import (
+from api.auth import api_key, check_room_access, usable_room, usable_subscription
+from api.delivery.serializers import (
     AckSerializer,
     BatchPublishSerializer,
     BatchReplySerializer,
@@ -41,8 +36,13 @@ from delivery.serializers import (
     PublishReplySerializer,
     PublishSerializer,
 )
-from rooms.auth import api_key, check_room_access
-from rooms.models import Room
+from api.errors import Conflict, error_responses
+from api.lists import NewestFirst, read_fields, read_filters
+from api.long_polls import long_poll_slot
+from delivery import dead_letters, pull
+from delivery.models import Delivery, DeliveryAttempt, Message
+from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
+from dovecote.inputs import IdField
 from subscriptions.models import Subscription
 
 
@@ -57,7 +57,7 @@ class PublishView(APIView):
                    parameters=[CORRELATION_HEADER], request=PublishSerializer,
                    responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
-        room = room_for(request, room_id)
+        room = usable_room(request, room_id)
         event = event_from(PublishSerializer(data=request.data), request)
         try:
             published = publish(room, event)
@@ -74,15 +74,18 @@ class BatchPublishView(APIView):
                    parameters=[CORRELATION_HEADER], request=BatchPublishSerializer,
                    responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
-        room = room_for(request, room_id)
+        room = usable_room(request, room_id)
         items = BatchPublishSerializer(data=request.data)
         if not items.is_valid() and not only_item_errors(items.errors):
             raise exceptions.ValidationError(items.errors)  # no list, too long, empty: nothing to look into
         events, errors = batch_events(request)
-        errors |= events_errors(room, events)
-        if errors:
+        if errors:  # some items do not parse: name them, and what is wrong with the others, in one reply
+            errors |= events_errors(room, events)
             raise exceptions.ValidationError({"messages": dict(sorted(errors.items(), key=lambda e: int(e[0])))})
-        published = publish_many(room, [events[i] for i in sorted(events)])
+        try:  # every item parses: publish_many checks each event once, and names the bad ones
+            published = publish_many(room, [events[i] for i in sorted(events)])
+        except PublishRejected as rejected:
+            raise exceptions.ValidationError(rejected.errors) from None
         return Response({"messages": [p.as_reply() for p in published]}, status=status.HTTP_202_ACCEPTED)
 
 
@@ -104,13 +107,6 @@ def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, dict]]:
     return events, errors
 
 
-def room_for(request: Request, room_id: int) -> Room:
-    """Return the room, 404 if unknown and 403 if the key has no rights on it."""
-    room = get_object_or_404(Room, pk=room_id)
-    check_room_access(request, room)
-    return room
-
-
 def event_from(data: PublishSerializer, request: Request) -> Event:
     """Build an Event from validated fields; the X-Correlation-ID header stands in for a missing id."""
     data.is_valid(raise_exception=True)
@@ -120,12 +116,6 @@ def event_from(data: PublishSerializer, request: Request) -> Event:
         event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
         correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"),
     )
-
-
-class NewestFirst(pagination.CursorPagination):
-    ordering = ("-created_at", "-id")
-    page_size_query_param = "page_size"
-    max_page_size = 500
 
 
 class MessageLogFilters(serializers.Serializer):
@@ -146,9 +136,7 @@ class MessageLogView(generics.ListAPIView):
     pagination_class = NewestFirst
 
     def get_queryset(self) -> QuerySet[Delivery]:
-        filters = MessageLogFilters(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        given = filters.validated_data
+        given = read_filters(MessageLogFilters, self.request)
         rows = Delivery.objects.select_related("message")
         key = api_key(self.request)
         if not key.is_admin:
@@ -175,31 +163,15 @@ class MessageDetailView(APIView):
         return Response(MessageDetailSerializer(message).data)
 
 
-def subscription_for(request: Request, subscription_id: int, kind: str | None = None) -> Subscription:
-    """Return the subscription (404 unknown, 403 without rights, 400 when it is not of `kind`)."""
-    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
-    check_room_access(request, subscription.room)
-    if kind and subscription.type != kind:
-        raise exceptions.ValidationError({"subscription": [f"subscription {subscription.pk} is a "
-                                                           f"{subscription.type} subscription, not {kind}"]})
-    return subscription
-
-
-def valid(serializer_class: type[serializers.Serializer], data: object) -> dict:
-    fields = serializer_class(data=data)
-    fields.is_valid(raise_exception=True)
-    return fields.validated_data
-
-
 class PullView(APIView):
     @extend_schema(operation_id="subscriptions_pull", summary="Lease messages of a pull subscription",
                    request=PullSerializer,
                    responses={200: PullReplySerializer, **error_responses(400, 403, 404, 409, 413, 503)})
     def post(self, request: Request, subscription_id: int) -> Response:
-        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
+        subscription = usable_subscription(request, subscription_id, Subscription.Type.PULL)
         if not subscription.is_active:
             raise Conflict(f"subscription {subscription.pk} is {subscription.status}: resume it to pull")
-        options = valid(PullSerializer, request.data)
+        options = read_fields(PullSerializer, request.data)
         if options["wait_ms"] > 0:  # a long poll holds this thread: within the process's limits only
             with long_poll_slot(api_key(request).pk):
                 leases = pull.pull(subscription, **options)
@@ -212,8 +184,8 @@ class AckView(APIView):
     @extend_schema(operation_id="subscriptions_ack", summary="Acknowledge leased messages",
                    request=AckSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
-        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
-        settled = pull.ack(subscription, valid(AckSerializer, request.data)["ack_ids"])
+        subscription = usable_subscription(request, subscription_id, Subscription.Type.PULL)
+        settled = pull.ack(subscription, read_fields(AckSerializer, request.data)["ack_ids"])
         return Response(SettledSerializer(settled).data)
 
 
@@ -221,8 +193,8 @@ class NackView(APIView):
     @extend_schema(operation_id="subscriptions_nack", summary="Give leased messages back (retry or dead letter)",
                    request=NackSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
-        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
-        fields = valid(NackSerializer, request.data)
+        subscription = usable_subscription(request, subscription_id, Subscription.Type.PULL)
+        fields = read_fields(NackSerializer, request.data)
         settled = pull.nack(subscription, fields["ack_ids"], action=fields["action"], delay_ms=fields.get("delay_ms"))
         return Response(SettledSerializer(settled).data)
 
@@ -231,8 +203,8 @@ class ExtendView(APIView):
     @extend_schema(operation_id="subscriptions_extend", summary="Extend the leases of messages",
                    request=ExtendSerializer, responses={200: SettledSerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
-        subscription = subscription_for(request, subscription_id, Subscription.Type.PULL)
-        fields = valid(ExtendSerializer, request.data)
+        subscription = usable_subscription(request, subscription_id, Subscription.Type.PULL)
+        fields = read_fields(ExtendSerializer, request.data)
         return Response(SettledSerializer(pull.extend(subscription, fields["ack_ids"], lease_ms=fields["lease_ms"])).data)
 
 
@@ -247,8 +219,8 @@ class DeadLetterListView(generics.ListAPIView):
     pagination_class = NewestFirst
 
     def get_queryset(self) -> QuerySet[Delivery]:
-        subscription = subscription_for(self.request, self.kwargs["subscription_id"])
-        filters = valid(DeadLetterFilters, self.request.query_params)
+        subscription = usable_subscription(self.request, self.kwargs["subscription_id"])
+        filters = read_filters(DeadLetterFilters, self.request)
         return dead_letters.dead_letters(subscription, **filters).select_related("message")
 
     @extend_schema(
@@ -284,8 +256,8 @@ class DeadLetterListView(generics.ListAPIView):
 
 def purge_dead_letters(request: Request, subscription_id: int) -> Response:
     """Purge the dead letters the body selects (`message_ids` or `all`); reply with how many."""
-    subscription = subscription_for(request, subscription_id)
-    selection = valid(DeadLetterSelection, request.data)
+    subscription = usable_subscription(request, subscription_id)
+    selection = read_fields(DeadLetterSelection, request.data)
     return Response({"count": dead_letters.purge(subscription, selection.get("message_ids"))})
 
 
@@ -307,8 +279,8 @@ class DeadLetterReplayView(APIView):
                    responses={202: DeadLetterActionReplySerializer, **error_responses(400, 403, 404, 413)})
     def post(self, request: Request, subscription_id: int) -> Response:
         """Send dead letters again with the attempt count reset (same message id and correlation id)."""
-        subscription = subscription_for(request, subscription_id)
-        selection = valid(DeadLetterSelection, request.data)
+        subscription = usable_subscription(request, subscription_id)
+        selection = read_fields(DeadLetterSelection, request.data)
         return Response({"count": len(dead_letters.replay(subscription, selection.get("message_ids")))},
                         status=status.HTTP_202_ACCEPTED)
 

@@ -1,4 +1,4 @@
-"""Request and reply bodies of the subscription endpoints (CONTRACT §3)."""
+"""Request and reply bodies of the subscription endpoints (docs/contract.md#rest-api)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.fields import empty
 
-from delivery.url_safety import UnsafePushUrl, check_push_url
-from dovecote.api_errors import Conflict, unique_or_conflict
-from rooms.models import Room
-from rooms.serializers import (
+from api.errors import Conflict, unique_or_conflict
+from api.rooms.serializers import (
     attempts_field,
     cap_ms_field,
     check_delay_cap,
@@ -19,12 +17,23 @@ from rooms.serializers import (
     merged,
     multiplier_field,
 )
+from rooms.models import Room
 from subscriptions.models import Subscription
+from subscriptions.rules import (
+    MAX_FILTERS,
+    MAX_IN_FLIGHT,
+    MAX_TIMEOUT_MS,
+    MIN_TIMEOUT_MS,
+    PushUrlProblem,
+    PushUrlRefused,
+    check_push_url_of,
+    name_taken,
+    quota_problem,
+)
 
-MAX_IN_FLIGHT = 1000
-MIN_TIMEOUT_MS, MAX_TIMEOUT_MS = 100, 300_000
-MAX_FILTERS = 100
-SHOWN_SECRET_CHARS = len("whsec_") + 4
+# What the API says for each push-URL rule (subscriptions/rules.py): it names the field as JSON does.
+PUSH_URL_MESSAGES = {PushUrlProblem.MISSING: "a push subscription needs a push_url",
+                     PushUrlProblem.NOT_TAKEN: "a pull subscription takes no push_url"}
 
 
 class PushUrlField(serializers.URLField):
@@ -37,13 +46,6 @@ class PushUrlField(serializers.URLField):
 
     def run_validation(self, data: Any = empty) -> Any:
         return super().run_validation(None if data == "" else data)
-
-
-def masked_secret(subscription: Subscription) -> str | None:
-    """Return the start of a push subscription's signing secret, enough to tell secrets apart."""
-    if subscription.type != Subscription.Type.PUSH:
-        return None
-    return subscription.signing_secret[:SHOWN_SECRET_CHARS] + "…"
 
 
 class EventTypeFilterSerializer(serializers.Serializer):
@@ -98,7 +100,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             return None
         if self.context.get("reveal_secret"):
             return subscription.signing_secret
-        return masked_secret(subscription)
+        return subscription.masked_secret()
 
     def to_representation(self, subscription: Subscription) -> dict[str, Any]:
         data = super().to_representation(subscription)
@@ -119,31 +121,22 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         self.check_push_url(merged(self, attrs, "type"), merged(self, attrs, "push_url"), "push_url" in attrs)
         check_delay_cap(merged(self, attrs, "delivery_delay_ms"), merged(self, attrs, "max_delivery_delay_ms"))
         name = attrs.get("name")
-        if name is not None and self.name_taken(name):
+        if name is not None and name_taken(self.room_object, name, excluding=self.instance.pk if self.instance else None):
             raise Conflict({"name": [self.taken(name)]})
         return attrs
 
     def check_push_url(self, kind: str, url: str, given: bool) -> None:
-        if kind == Subscription.Type.PUSH and not url:
-            raise serializers.ValidationError({"push_url": ["a push subscription needs a push_url"]})
-        if kind == Subscription.Type.PULL and url:
-            raise serializers.ValidationError({"push_url": ["a pull subscription takes no push_url"]})
-        if kind == Subscription.Type.PUSH and given:
-            try:
-                check_push_url(url)
-            except UnsafePushUrl as refused:
-                raise serializers.ValidationError({"push_url": [f"refused: {refused.reason}"]}) from None
-
-    def name_taken(self, name: str) -> bool:
-        others = self.room_object.subscriptions.all()
-        if self.instance is not None:
-            others = others.exclude(pk=self.instance.pk)
-        return others.filter(name=name).exists()
+        """Apply the push-URL rules; the address is checked again only when this write gives a URL."""
+        try:
+            check_push_url_of(kind, url, check_address=given)
+        except PushUrlRefused as refused:
+            message = PUSH_URL_MESSAGES.get(refused.problem, f"refused: {refused.reason}")
+            raise serializers.ValidationError({"push_url": [message]}) from None
 
     def create(self, validated_data: dict[str, Any]) -> Subscription:
         with unique_or_conflict("name", self.taken(validated_data["name"])):
             room = Room.objects.select_for_update().get(pk=self.context["room"].pk)  # creates queue up here
-            if problem := room.subscription_quota_error():
+            if problem := quota_problem(room):
                 raise Conflict({"room": [problem]})
             return Subscription.objects.create(room=self.context["room"], **validated_data)
 

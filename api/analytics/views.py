@@ -7,11 +7,12 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 
-from dovecote.api_errors import error_responses
 from rest_framework import exceptions, generics, pagination, serializers
 
+from api.errors import error_responses
+from api.lists import read_filters
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
-from analytics.serializers import (
+from api.analytics.serializers import (
     EndpointSerializer,
     ErrorFilters,
     ErrorReportRowSerializer,
@@ -24,7 +25,7 @@ from analytics.serializers import (
     RetryCostSerializer,
     RunSerializer,
 )
-from rooms.auth import api_key
+from api.auth import api_key
 from subscriptions.models import Subscription
 
 class ReportPages(pagination.PageNumberPagination):
@@ -44,9 +45,7 @@ class ReportView(generics.ListAPIView):
         raise NotImplementedError
 
     def filters(self) -> dict[str, Any]:
-        given = self.filters_class(data=self.request.query_params)
-        given.is_valid(raise_exception=True)
-        return dict(given.validated_data)
+        return read_filters(self.filters_class, self.request)
 
     def get_queryset(self) -> QuerySet:
         given = self.filters()

@@ -1,53 +1,27 @@
-"""The demo's seeded rooms and subscriptions, its built-in flaky receiver, and its traffic."""
+"""The demo's rooms, subscriptions and login, seeded once, and what each restart does to them."""
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import secrets
-import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.contrib.auth import get_user_model
-from django.db import close_old_connections
-from django.http import HttpRequest, HttpResponse
-from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_POST
 
 from delivery import watchdog
 from delivery.models import Delivery
-from delivery.publish import Event, publish_many
+from demo.receiver import RECEIVER_PATH, receiver_url
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 
 ADMIN = "admin"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
-FAILURE_RATE = 0.25
 EVENTS = {
     "orders": [("order.created", "1"), ("order.paid", "1"), ("order.shipped", "2")],
     "payments": [("payment.captured", "1"), ("payment.refunded", "1")],
 }
-
-
-@csrf_exempt
-@require_POST
-def receiver(request: HttpRequest) -> HttpResponse:
-    """A webhook receiver that fails about one attempt in four, so retries show."""
-    if random.random() < FAILURE_RATE:
-        response = HttpResponse("demo receiver: simulated failure\n", status=random.choice([500, 502, 503]))
-        response._has_been_logged = True  # a simulated failure is not a server error worth a log line
-        return response
-    return HttpResponse(status=204)
-
-
-RECEIVER_PATH = "/demo/receiver/"
-
-
-def receiver_url(base_url: str) -> str:
-    return f"{base_url}{RECEIVER_PATH}"
 
 
 def seed(base_url: str) -> None:
@@ -139,18 +113,3 @@ def resend_lost_frames() -> int:
             .filter(status__in=[Delivery.Status.QUEUED, Delivery.Status.RETRYING], subscription__isnull=False)
             .order_by("pk"))
     return watchdog.resend(list(lost), "the in-memory broker kept nothing when the demo last stopped")
-
-
-def publish_forever(stop: threading.Event, per_second: float = 3.0) -> None:
-    """Publish random demo events until `stop` is set."""
-    rooms = {room.name: room for room in Room.objects.filter(name__in=EVENTS)}
-    serial = 0
-    while not stop.wait(1 / per_second):
-        name = random.choice(list(rooms))
-        event_type, version = random.choice(EVENTS[name])
-        serial += 1
-        try:
-            publish_many(rooms[name], [Event(event_type, version, {"demo": serial, "amount": random.randint(1, 500)})])
-        finally:
-            close_old_connections()
-    time.sleep(0)

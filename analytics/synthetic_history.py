@@ -1,7 +1,7 @@
 """Synthetic delivery history for demos, tests and benchmarks, written straight to the log tables.
 
-Each delivery is simulated the way the workers record it (delivery/outbox.py, push.py, pull.py,
-settle.py): a `publish` send, then attempts whose failures follow the subscription's RetryPolicy
+Each delivery is simulated the way the workers record it (delivery/outbox.py, delivery/push/,
+delivery/pull.py, delivery/settle.py, by the frame rules of delivery/frame_rules.py): a `publish` send, then attempts whose failures follow the subscription's RetryPolicy
 (an attempt row with `next_delay_ms` and a `retry` send), a dead letter (attempt row and
 `dead_letter` send) once no redelivery is left, expiry when the next try would come after the
 room's expiration, rare worker crashes (a `recheck` send, a `crashed` row, the same attempt again)
@@ -28,15 +28,15 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import connection, models, transaction
 
+from delivery.frame_rules import CRASH_GRACE, POISON_LIMIT
 from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
-from delivery.retry import RetryPolicy
+from subscriptions.retry import RetryPolicy
 from rooms.models import EventType, Room
 from subscriptions.models import Subscription
 
 BATCH_MESSAGES = 5_000
-CRASH_CHANCE = 0.0005  # per push attempt: the worker dies mid-POST (delivery/push.py resume_unfinished)
-POISON_LIMIT = 3
-CRASH_GRACE_MS = 5_000
+CRASH_CHANCE = 0.0005  # per push attempt: the worker dies mid-POST (frame_rules: RESUME, then POISON)
+CRASH_GRACE_MS = int(CRASH_GRACE.total_seconds() * 1000)
 REPLAY_CHANCE = 0.05  # of dead letters, replayed by an operator some hours later
 LEASE_MS = 30_000
 REASONS = {400: "Bad Request", 404: "Not Found", 409: "Conflict", 422: "Unprocessable Entity",

@@ -1,4 +1,4 @@
-"""Request and reply bodies of the room and event-type endpoints (CONTRACT §3)."""
+"""Request and reply bodies of the room and event-type endpoints (docs/contract.md#rest-api)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,10 @@ from typing import Any
 
 from rest_framework import serializers
 
-from delivery.retry import LONGEST_DELAY_MS
-from dovecote.api_errors import Conflict, unique_or_conflict
+from api.errors import Conflict, unique_or_conflict
 from rooms.models import EventType, Room
-from rooms.schemas import SchemaRefused, check_schema
-
-# Limits of the delivery settings, shared with subscription overrides. The contract sets none;
-# these keep every value one the broker and RetryPolicy handle, and bound the retries.
-MAX_DELAY_MS = 2_147_483_647  # the column's range, about 24.8 days
-MAX_MULTIPLIER = 100.0
-MAX_ATTEMPTS = 100
-MAX_SPAN_MS = LONGEST_DELAY_MS  # one year: the longest cap or expiration
+from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
+from rooms.schemas import SchemaRefused, check_event_type_schema
 
 
 class FiniteFloatField(serializers.FloatField):
@@ -47,8 +40,8 @@ def cap_ms_field(**options: Any) -> serializers.IntegerField:
 
 
 def check_delay_cap(delay_ms: int | None, cap_ms: int | None) -> None:
-    """Refuse a cap below the delay it caps: a backoff that could never grow is a mistake, not a setting."""
-    if delay_ms is not None and cap_ms is not None and cap_ms < delay_ms:
+    """Refuse a cap below the delay it caps (rooms/rules.py)."""
+    if cap_below_delay(delay_ms, cap_ms):
         raise serializers.ValidationError({"max_delivery_delay_ms": [
             f"must be at least delivery_delay_ms ({delay_ms}); use delivery_delay_multiplier 1 for a fixed delay"
         ]})
@@ -61,17 +54,6 @@ def merged(serializer: serializers.ModelSerializer, attrs: dict[str, Any], field
     if serializer.instance is not None:
         return getattr(serializer.instance, field)
     return serializer.Meta.model._meta.get_field(field).get_default()
-
-
-def contains_nul(value: Any) -> bool:
-    """Say whether any string (key or value) in a JSON document holds a NUL character."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any(contains_nul(k) or contains_nul(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(contains_nul(item) for item in value)
-    return False
 
 
 class RoomSerializer(serializers.ModelSerializer):
@@ -142,20 +124,15 @@ class EventTypeSerializer(serializers.ModelSerializer):
     def validate_schema(self, schema: Any) -> Any:
         if schema is None:
             return None
-        if not isinstance(schema, dict):
-            # EventType treats a falsy schema as none, so `false` would accept everything.
-            raise serializers.ValidationError("must be a JSON object (a JSON Schema) or null")
-        if contains_nul(schema):
-            raise serializers.ValidationError("must not contain NUL characters (PostgreSQL cannot store them)")
         try:
-            check_schema(schema)
+            check_event_type_schema(schema)
         except SchemaRefused as refused:
             raise serializers.ValidationError(str(refused)) from None
         return schema
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         room = self.context["room"]
-        if room.event_types.filter(name=attrs["name"], version=attrs["version"]).exists():
+        if room.has_event_type(attrs["name"], attrs["version"]):
             raise Conflict({"name": [self.taken(room, attrs)]})
         return attrs
 

@@ -1,4 +1,4 @@
-"""Bearer API keys for the REST API, and the room-scope check every room endpoint makes."""
+"""Bearer API keys for the REST API, and the room-scope checks every endpoint makes (usable_room, usable_subscription)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from rest_framework.request import Request
 
 from dovecote.throttling import API_KEY_FAILURES
 from rooms.models import ApiKey, Room
+from subscriptions.models import Subscription
 
 
 class ApiKeyUser:
@@ -71,10 +72,23 @@ def usable_room(request: Request, room_id: int) -> Room:
     return room
 
 
+def usable_subscription(request: Request, subscription_id: int, kind: str | None = None) -> Subscription:
+    """Return the subscription if the request's key may use its room: 404 if there is none, else 403.
+
+    With `kind` (push or pull), a subscription of the other kind is a 400.
+    """
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    check_room_access(request, subscription.room)
+    if kind and subscription.type != kind:
+        raise exceptions.ValidationError({"subscription": [f"subscription {subscription.pk} is a "
+                                                           f"{subscription.type} subscription, not {kind}"]})
+    return subscription
+
+
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     """Describe API-key auth in the OpenAPI schema (drf-spectacular finds this by subclassing)."""
 
-    target_class = "rooms.auth.ApiKeyAuthentication"
+    target_class = "api.auth.ApiKeyAuthentication"
     name = "apiKey"
 
     def get_security_definition(self, auto_schema: object) -> dict[str, str]:

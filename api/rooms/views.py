@@ -1,4 +1,4 @@
-"""REST endpoints for rooms and their event types (CONTRACT §3).
+"""REST endpoints for rooms and their event types (docs/contract.md#rest-api).
 
 Admin keys may do everything. A room key may read the rooms named on it and manage their event
 types; creating, changing and deleting rooms takes an admin key. Lists show only the key's rooms.
@@ -15,12 +15,12 @@ from rest_framework import filters, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from dovecote.api_errors import error_responses
-from dovecote.lists import CursorPages, read_filters
-from rooms.actions import delete_room
-from rooms.auth import api_key, check_admin, usable_room
+from api.errors import error_responses
+from api.lists import CursorPages, read_filters
+from delivery.actions import delete_room
+from api.auth import api_key, check_admin, usable_room
 from rooms.models import EventType, Room
-from rooms.serializers import EventTypeSerializer, RoomDeletedSerializer, RoomSerializer
+from api.rooms.serializers import EventTypeSerializer, RoomDeletedSerializer, RoomSerializer
 
 
 class RoomFilters(serializers.Serializer):
