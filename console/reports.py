@@ -17,9 +17,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from analytics import actions as report_actions
-from analytics.actions import Progress, Refresh, RunState, report_progress, request_report_run
+from analytics import runner
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, RetryCostReport
+from analytics.runs import Progress, Refresh, RunState, report_progress, request_report_run
 from console.charts import (
     HOUR,
     BarChart,
@@ -48,8 +48,7 @@ NOTICES = {
     Refresh.IN_PROGRESS: "A report run is already in progress: no second run was started.",
     Refresh.ALREADY_REQUESTED: "A report run is already requested and waiting for a worker.",
     Refresh.UNSUPPORTED: "The report jobs read PostgreSQL: this instance runs on SQLite, so no run was started.",
-    Refresh.UNREACHABLE: "The Celery broker or the cache did not answer: no run was requested. Try again, or run "
-                         "`make report`.",
+    Refresh.UNREACHABLE: "The Celery broker did not answer: no run was requested. Try again, or run `make report`.",
 }
 
 
@@ -63,7 +62,7 @@ def reports(request: HttpRequest) -> TemplateResponse:
     context: dict[str, Any] = {name: build() for name, build in parts.items() if wanted in (None, name)}
     if wanted in (None, "figures") and form.is_valid() and context["figures"] is None:
         context["has_reports"] = bool(form.lookups()) and HourlyReport.objects.exists()
-        context["reports_supported"] = report_actions.reports_supported()
+        context["reports_supported"] = runner.reports_supported()
     response = render_page(request, "console/reports.html", {
         "section": "reports", "form": form, "filters": query_without(request, "watch"), **context,
     }, fragments=FRAGMENTS)
@@ -120,6 +119,12 @@ class RunPanel:
     def waited(self) -> str:
         waited = self.now - self.progress.requested_at if self.progress.requested_at else timedelta()
         return format_ms(waited.total_seconds() * 1000)
+
+    @property
+    def silent(self) -> str:
+        """How long ago a run last wrote its heartbeat."""
+        beat = self.run.heartbeat_at if self.run else None
+        return format_ms((self.now - beat).total_seconds() * 1000) if beat else "long"
 
 
 # ---- the figures ---------------------------------------------------------------------------------

@@ -100,8 +100,11 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReportRun
-        fields = ["id", "status", "mode", "master", "window_start", "window_end", "started_at", "finished_at",
+        fields = ["id", "status", "mode", "master", "window_start", "window_end", "requested_at", "started_at",
+                  "heartbeat_at", "finished_at",
                   "progress", "stage", "scope", "hours_processed", "rows_written", "error", "watermark_at"]
+        # Always in the reply, null while they do not apply (a run asked for has not started).
+        read_only_fields = ["requested_at", "started_at", "heartbeat_at"]
 
     def to_representation(self, run: ReportRun) -> dict:
         data = super().to_representation(run)

@@ -6,11 +6,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
-
 from rest_framework import exceptions, generics, pagination, serializers
 
-from api.errors import error_responses
-from api.lists import read_filters
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from api.analytics.serializers import (
     EndpointSerializer,
@@ -26,7 +23,10 @@ from api.analytics.serializers import (
     RunSerializer,
 )
 from api.auth import api_key
+from api.errors import error_responses
+from api.lists import read_filters
 from subscriptions.models import Subscription
+
 
 class ReportPages(pagination.PageNumberPagination):
     page_size = 100
@@ -61,7 +61,8 @@ def scoped_to_key(request: Any, rows: QuerySet, room: int | None) -> QuerySet:
     return rows if key.is_admin else rows.filter(room_id__in=key.rooms.values("pk"))
 
 
-@extend_schema(parameters=[HourlyFilters], responses={200: HourlySerializer(many=True), **error_responses(400, 403, 404)})
+@extend_schema(parameters=[HourlyFilters],
+               responses={200: HourlySerializer(many=True), **error_responses(400, 403, 404)})
 class HourlyView(ReportView):
     """Published, delivered, failed, retried, dead-lettered and expired per room, subscription, event type, hour."""
 
@@ -73,7 +74,8 @@ class HourlyView(ReportView):
         return HourlyReport.objects.order_by("hour", "key")
 
 
-@extend_schema(parameters=[LatencyFilters], responses={200: LatencySerializer(many=True), **error_responses(400, 403, 404)})
+@extend_schema(parameters=[LatencyFilters],
+               responses={200: LatencySerializer(many=True), **error_responses(400, 403, 404)})
 class LatencyView(ReportView):
     """Delivery latency and attempt duration p50/p95/p99 per hour, per room, subscription or event type."""
 
@@ -85,7 +87,8 @@ class LatencyView(ReportView):
         return LatencyReport.objects.order_by("hour", "key")
 
 
-@extend_schema(parameters=[ErrorFilters], responses={200: ErrorReportRowSerializer(many=True), **error_responses(400, 403, 404)})
+@extend_schema(parameters=[ErrorFilters],
+               responses={200: ErrorReportRowSerializer(many=True), **error_responses(400, 403, 404)})
 class ErrorsView(ReportView):
     """Failed attempts per subscription and hour, by outcome (the error class) and HTTP status code."""
 
@@ -97,7 +100,8 @@ class ErrorsView(ReportView):
         return ErrorReport.objects.order_by("hour", "key")
 
 
-@extend_schema(parameters=[RetryCostFilters], responses={200: RetryCostSerializer(many=True), **error_responses(400, 403, 404)})
+@extend_schema(parameters=[RetryCostFilters],
+               responses={200: RetryCostSerializer(many=True), **error_responses(400, 403, 404)})
 class RetryCostView(ReportView):
     """Sends of each kind and redelivery attempts per hour, per room (default) or subscription."""
 
@@ -112,7 +116,8 @@ class RetryCostView(ReportView):
         return super().get_queryset().totals(*grain)
 
 
-@extend_schema(parameters=[ReportFilters], responses={200: EndpointSerializer(many=True), **error_responses(400, 403, 404)})
+@extend_schema(parameters=[ReportFilters],
+               responses={200: EndpointSerializer(many=True), **error_responses(400, 403, 404)})
 class SlowestEndpointsView(ReportView):
     """Subscriptions by their worst hourly attempt duration p95 over the window, slowest first.
 
@@ -139,13 +144,13 @@ class SlowestEndpointsView(ReportView):
 
 @extend_schema(responses={200: RunSerializer(many=True), **error_responses(404)})
 class RunsView(generics.ListAPIView):
-    """Report runs, newest first: status, progress, scope and the rows they wrote."""
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows written."""
 
     serializer_class = RunSerializer
     pagination_class = ReportPages
 
     def get_queryset(self) -> QuerySet[ReportRun]:
-        return ReportRun.objects.order_by("-started_at", "-id")
+        return ReportRun.objects.order_by("-id")
 
     def get_serializer_context(self) -> dict[str, Any]:
         return {**super().get_serializer_context(), "internals": api_key(self.request).is_admin}
