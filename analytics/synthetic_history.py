@@ -1,7 +1,8 @@
 """Synthetic delivery history for demos, tests and benchmarks, written straight to the log tables.
 
 Each delivery is simulated the way the workers record it (delivery/outbox.py, delivery/push/,
-delivery/pull.py, delivery/settle.py, by the frame rules of delivery/frame_rules.py): a `publish` send, then attempts whose failures follow the subscription's RetryPolicy
+delivery/pull.py, delivery/settle.py, by the frame rules of delivery/frame_rules.py): a `publish`
+send, then attempts whose failures follow the subscription's RetryPolicy
 (an attempt row with `next_delay_ms` and a `retry` send), a dead letter (attempt row and
 `dead_letter` send) once no redelivery is left, expiry when the next try would come after the
 room's expiration, rare worker crashes (a `recheck` send, a `crashed` row, the same attempt again)
@@ -15,6 +16,7 @@ endpoint stands behind them (resume one to send it real traffic).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import queue
@@ -27,12 +29,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from django.db import connection, models, transaction
+from django.db.backends.utils import CursorWrapper
 
 from delivery.frame_rules import CRASH_GRACE, POISON_LIMIT
 from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
-from subscriptions.retry import RetryPolicy
 from rooms.models import EventType, Room
 from subscriptions.models import Subscription
+from subscriptions.retry import RetryPolicy
 
 BATCH_MESSAGES = 5_000
 CRASH_CHANCE = 0.0005  # per push attempt: the worker dies mid-POST (frame_rules: RESUME, then POISON)
@@ -389,7 +392,7 @@ class CopyTable:
         names = ", ".join(columns + [f.column for f in rest])
         self.sql = f"COPY {model._meta.db_table} ({names}) FROM STDIN"
 
-    def write(self, cursor, rows: Iterable[tuple]) -> None:
+    def write(self, cursor: CursorWrapper, rows: Iterable[tuple]) -> None:
         defaults = self.defaults
         with cursor.copy(self.sql) as copy:
             for row in rows:
@@ -491,10 +494,8 @@ def in_background[T](items: Iterator[T], depth: int = 2) -> Iterator[T]:
     finally:
         stop.set()
         while thread.is_alive():  # unblock a producer waiting on a full queue
-            try:
+            with contextlib.suppress(queue.Empty):
                 handoff.get(timeout=0.1)
-            except queue.Empty:
-                pass
 
 
 def publish_times(rng: random.Random, count: int, days: float, end: datetime) -> list[datetime]:

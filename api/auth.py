@@ -1,4 +1,4 @@
-"""Bearer API keys for the REST API, and the room-scope checks every endpoint makes (usable_room, usable_subscription)."""
+"""Bearer API keys for the REST API, and the room-scope checks every endpoint makes (usable_room and the like)."""
 
 from __future__ import annotations
 
@@ -80,8 +80,8 @@ def usable_subscription(request: Request, subscription_id: int, kind: str | None
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     check_room_access(request, subscription.room)
     if kind and subscription.type != kind:
-        raise exceptions.ValidationError({"subscription": [f"subscription {subscription.pk} is a "
-                                                           f"{subscription.type} subscription, not {kind}"]})
+        wrong_kind = f"subscription {subscription.pk} is a {subscription.type} subscription, not {kind}"
+        raise exceptions.ValidationError({"subscription": [wrong_kind]})
     return subscription
 
 

@@ -1,4 +1,4 @@
-"""DRF exception handling: a body over the limit is a 413, a taken name a 409, an unreachable database or broker a 503."""
+"""DRF exception handling: a body over the limit is a 413, a taken name a 409, a database or broker down a 503."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.defaults import page_not_found
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers

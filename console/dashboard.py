@@ -13,9 +13,9 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.utils import timezone
 
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
 from console.reports import success_per_room
 from console.shortcuts import render_page, staff_required, wanted_fragment
+from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
 from subscriptions.models import Subscription
 
 HOUR = timedelta(hours=1)

@@ -11,11 +11,11 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from delivery import dead_letters
-from delivery.models import Delivery
 from console.forms import DeadLetterActionForm, DeadLetterFilterForm
 from console.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from console.text import counted
+from delivery import dead_letters
+from delivery.models import Delivery
 from subscriptions.models import Subscription
 
 PAGE_SIZE = 50

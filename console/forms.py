@@ -1,4 +1,4 @@
-"""The console's forms: the rules of rooms/rules.py, subscriptions/rules.py and rooms/schemas.py, worded for operators."""
+"""The console's forms: the rules of rooms/rules.py, subscriptions/rules.py, rooms/schemas.py, worded for operators."""
 
 from __future__ import annotations
 

@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
-from delivery.models import Delivery, DeliveryAttempt, Message
 from console.forms import MessageFilterForm, pretty_json
 from console.shortcuts import keyset_page, query_without, render_page, staff_required
+from delivery.models import Delivery, DeliveryAttempt, Message
 
 PAGE_SIZE = 50
 POLL_SECONDS = 1

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from subscriptions.retry import RetryPolicy
 from console.forms import RETRY_FIELDS, RetrySettingsForm
 from rooms.models import Room
 from subscriptions.models import Subscription
+from subscriptions.retry import RetryPolicy
 
 
 @dataclass(frozen=True)

@@ -14,15 +14,15 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from delivery.models import Delivery
-from delivery.publish import Event, PublishRejected, publish
 from console.forms import SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
-from dovecote.inputs import read_id
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.text import counted
-from rooms.models import EventType, Room
 from delivery.actions import delete_subscription, resume_subscription
+from delivery.models import Delivery
+from delivery.publish import Event, PublishRejected, publish
+from dovecote.inputs import read_id
+from rooms.models import EventType, Room
 from subscriptions.models import Subscription
 
 PAGE_SIZE = 50
@@ -233,14 +233,14 @@ def subscription_delete(request: HttpRequest, subscription_id: int) -> HttpRespo
     room_id = subscription.room_id
     if request.method == "POST":
         dead_lettered = delete_subscription(subscription)
-        messages.success(request, f"Subscription {subscription.name} deleted; "
-                                  f"{counted(dead_lettered, 'unsettled delivery', 'unsettled deliveries')} dead-lettered.")
+        unsettled = counted(dead_lettered, "unsettled delivery", "unsettled deliveries")
+        messages.success(request, f"Subscription {subscription.name} deleted; {unsettled} dead-lettered.")
         return redirect("console:room-detail", room_id=room_id)
     in_flight = subscription_counts([subscription.pk]).get(subscription.pk, {}).get("in_flight", 0)
     return render_page(request, "console/confirm_delete.html", {
         "section": "subscriptions", "what": f"subscription {subscription.name} of room {subscription.room.name}",
         "cancel_url": reverse("console:subscription-detail", kwargs={"subscription_id": subscription.pk}),
-        "consequences": [f"its {counted(in_flight, 'delivery', 'deliveries')} still on the way "
-                         f"{'is' if in_flight == 1 else 'are'} dead-lettered (they stay in the log)",
+        "consequences": [(f"its {counted(in_flight, 'delivery', 'deliveries')} still on the way "
+                          f"{'is' if in_flight == 1 else 'are'} dead-lettered (they stay in the log)"),
                          "its queues on the broker are emptied"],
     })

@@ -11,7 +11,7 @@ from django.utils.timesince import timesince
 
 SUMMARY_CHARS = 90
 MARKUP = re.compile(r"<[a-zA-Z!/]")
-INVISIBLE = re.compile(r"<(head|script|style)\b.*?</\1\s*>", re.S | re.I)
+INVISIBLE = re.compile(r"<(head|script|style)\b.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
 TAG = re.compile(r"<[^>]*>")
 SPACE = re.compile(r"\s+")
 
@@ -28,8 +28,8 @@ def error_summary(error: str, limit: int = SUMMARY_CHARS) -> str:
     else:
         lead = SPACE.sub(" ", error[:start.start()]).strip()
         pieces = []
-        for piece in TAG.split(INVISIBLE.sub(" ", error[start.start():])):
-            piece = SPACE.sub(" ", html.unescape(piece)).strip()
+        for part in TAG.split(INVISIBLE.sub(" ", error[start.start():])):
+            piece = SPACE.sub(" ", html.unescape(part)).strip()
             if piece and piece not in pieces:  # a page repeats its title as its heading
                 pieces.append(piece)
         text = " ".join(part for part in (lead, " · ".join(pieces)) if part)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from delivery.broker import OutgoingMessage, ReceivedMessage
-from delivery.models import Delivery, Message
+from delivery.models import Delivery, DeliveryState, Message
 
 CORRELATION_ID = "correlation-id"
 MESSAGE_ID = "dovecote-message-id"
@@ -34,7 +34,7 @@ def envelope(message: Message) -> bytes:
 
 
 def frame_for(
-    delivery: Delivery,
+    delivery: Delivery | DeliveryState,
     *,
     attempt: int,
     delay_ms: int,

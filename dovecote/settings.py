@@ -10,14 +10,14 @@ from django.utils.csp import CSP
 
 from dovecote.env import (
     ConfigError,
+    checked_secret_key,
     env_bool,
+    env_fernet_keys,
     env_int,
     env_list,
     env_rate,
     env_str,
     env_url,
-    checked_secret_key,
-    env_fernet_keys,
     local_fernet_key,
     local_secret_key,
 )
@@ -128,7 +128,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("DOVECOTE_SQLITE_PATH") or BASE_DIR / "var" / "dovecote.sqlite3",
+            "NAME": env_str("DOVECOTE_SQLITE_PATH") or str(BASE_DIR / "var" / "dovecote.sqlite3"),
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",

@@ -83,7 +83,7 @@ def _count_request(key: str, period: int) -> int:
 
 def _redis_client(key: str) -> Any:
     """The redis-py client behind Django's Redis cache, or None when the cache is another kind."""
-    backend = getattr(cache, "_cache", None)
+    backend: Any = getattr(cache, "_cache", None)
     return backend.get_client(key, write=True) if hasattr(backend, "get_client") else None
 
 

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeAlias
 
 import jsonschema
 import jsonschema._keywords
@@ -24,14 +24,16 @@ import jsonschema._utils
 import re2
 import referencing
 import referencing.exceptions
+from referencing._core import Resolver
 from referencing.jsonschema import DRAFT202012
 
-Validator = jsonschema.Draft202012Validator
+# An alias the code also calls (Validator(...), Validator.check_schema), so not a `type` statement.
+Validator: TypeAlias = jsonschema.Draft202012Validator  # noqa: UP040
 # A registry that knows the JSON Schema metaschemas and retrieves nothing else.
 NO_RETRIEVAL = referencing.Registry()
 COMPILED_SCHEMAS = 512  # validators kept per process
 REF_KEYWORDS = ("$ref", "$dynamicRef")
-SAMPLE_INSTANCES = (None, {}, [], "", 0, True)  # applied once at creation: a $ref loop shows at once
+SAMPLE_INSTANCES: tuple[Any, ...] = (None, {}, [], "", 0, True)  # applied once at creation: a $ref loop shows at once
 
 
 class SchemaRefused(ValueError):
@@ -139,7 +141,7 @@ def check_references_and_patterns(schema: dict[str, Any]) -> None:
                 compile_pattern(pattern)
 
 
-def subschemas(resolver: referencing.Resolver, resource: referencing.Resource) -> Iterator[tuple[Any, dict]]:
+def subschemas(resolver: Resolver[Any], resource: referencing.Resource[Any]) -> Iterator[tuple[Any, dict]]:
     """Yield every object subschema of `resource` (itself included) with the resolver of its scope."""
     stack = [(resolver, resource)]
     while stack:
@@ -150,7 +152,7 @@ def subschemas(resolver: referencing.Resolver, resource: referencing.Resource) -
         stack.extend((resolver, sub) for sub in resource.subresources())
 
 
-def check_reference(resolver: referencing.Resolver, keyword: str, ref: Any) -> None:
+def check_reference(resolver: Resolver[Any], keyword: str, ref: Any) -> None:
     if not isinstance(ref, str) or not ref.startswith("#"):
         raise SchemaRefused(f"{keyword} {ref!r} refers outside the schema: only local references (#…) "
                             f"are allowed, and nothing is fetched")

@@ -11,9 +11,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from subscriptions.retry import RetryPolicy
 from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
+from subscriptions.retry import RetryPolicy
 
 
 def new_signing_secret() -> str:
@@ -73,6 +73,16 @@ class Subscription(models.Model):
     def __str__(self) -> str:
         return f"{self.room_id}/{self.name}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        if set(kwargs.get("update_fields") or ["all"]) - NOT_ROUTING:
+            Room.routing_changed(self.room_id)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        deleted = super().delete(*args, **kwargs)
+        Room.routing_changed(self.room_id)
+        return deleted
+
     @property
     def destination(self) -> str:
         """Return the fully qualified broker queue name, `room-{r}::subscription-{s}`."""
@@ -92,16 +102,6 @@ class Subscription(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        super().save(*args, **kwargs)
-        if set(kwargs.get("update_fields") or ["all"]) - NOT_ROUTING:
-            Room.routing_changed(self.room_id)
-
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        deleted = super().delete(*args, **kwargs)
-        Room.routing_changed(self.room_id)
-        return deleted
 
     def matches(self, event_type: str, event_version: str) -> bool:
         """Say whether an event of this type and version passes the subscription's filter."""

@@ -35,7 +35,8 @@ class UnsafePushUrl(Exception):
 def check_push_url(url: str) -> None:
     """Raise UnsafePushUrl unless `url` is http(s) and every address its host resolves to may be reached."""
     host, port = parse_push_url(url)
-    if host.lower() not in allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))[0]:  # an allowed name need not resolve yet
+    # An allowed name need not resolve yet.
+    if host.lower() not in allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))[0]:
         checked_addresses(host, port)
 
 

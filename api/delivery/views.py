@@ -24,17 +24,17 @@ from api.delivery.serializers import (
     DeadLetterFilters,
     DeadLetterSelection,
     DeadLetterSerializer,
+    DeliveryRowSerializer,
     ExtendSerializer,
+    MessageDetailSerializer,
     NackSerializer,
+    PublishReplySerializer,
+    PublishSerializer,
     PulledMessageSerializer,
     PullReplySerializer,
     PullSerializer,
     SettledSerializer,
     WhoAmISerializer,
-    DeliveryRowSerializer,
-    MessageDetailSerializer,
-    PublishReplySerializer,
-    PublishSerializer,
 )
 from api.errors import Conflict, error_responses
 from api.lists import NewestFirst, read_fields, read_filters
@@ -44,7 +44,6 @@ from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
 from dovecote.inputs import IdField
 from subscriptions.models import Subscription
-
 
 CORRELATION_HEADER = OpenApiParameter(
     "X-Correlation-ID", str, OpenApiParameter.HEADER, required=False,
@@ -128,7 +127,8 @@ class MessageLogFilters(serializers.Serializer):
     until = serializers.DateTimeField(required=False)
 
 
-@extend_schema_view(get=extend_schema(parameters=[MessageLogFilters], responses={200: DeliveryRowSerializer(many=True), **error_responses(400, 404)}))
+@extend_schema_view(get=extend_schema(parameters=[MessageLogFilters],
+                                     responses={200: DeliveryRowSerializer(many=True), **error_responses(400, 404)}))
 class MessageLogView(generics.ListAPIView):
     """One row per destination, newest first."""
 
@@ -205,7 +205,8 @@ class ExtendView(APIView):
     def post(self, request: Request, subscription_id: int) -> Response:
         subscription = usable_subscription(request, subscription_id, Subscription.Type.PULL)
         fields = read_fields(ExtendSerializer, request.data)
-        return Response(SettledSerializer(pull.extend(subscription, fields["ack_ids"], lease_ms=fields["lease_ms"])).data)
+        settled = pull.extend(subscription, fields["ack_ids"], lease_ms=fields["lease_ms"])
+        return Response(SettledSerializer(settled).data)
 
 
 # DELETE …/dead-letters/ with a body was the first form of purge; POST …/dead-letters/purge/ replaced it.
@@ -213,7 +214,9 @@ PURGE_BY_DELETE_DEPRECATED = datetime(2026, 11, 23, tzinfo=UTC)
 PURGE_BY_DELETE_SUNSET = datetime(2027, 6, 1, tzinfo=UTC)
 
 
-@extend_schema_view(get=extend_schema(parameters=[DeadLetterFilters], responses={200: DeadLetterSerializer(many=True), **error_responses(400, 403, 404)}))
+@extend_schema_view(get=extend_schema(
+    parameters=[DeadLetterFilters], responses={200: DeadLetterSerializer(many=True), **error_responses(400, 403, 404)},
+))
 class DeadLetterListView(generics.ListAPIView):
     serializer_class = DeadLetterSerializer
     pagination_class = NewestFirst

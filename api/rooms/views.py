@@ -15,12 +15,12 @@ from rest_framework import filters, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from api.auth import api_key, check_admin, usable_room
 from api.errors import error_responses
 from api.lists import CursorPages, read_filters
-from delivery.actions import delete_room
-from api.auth import api_key, check_admin, usable_room
-from rooms.models import EventType, Room
 from api.rooms.serializers import EventTypeSerializer, RoomDeletedSerializer, RoomSerializer
+from delivery.actions import delete_room
+from rooms.models import EventType, Room
 
 
 class RoomFilters(serializers.Serializer):

@@ -121,7 +121,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         self.check_push_url(merged(self, attrs, "type"), merged(self, attrs, "push_url"), "push_url" in attrs)
         check_delay_cap(merged(self, attrs, "delivery_delay_ms"), merged(self, attrs, "max_delivery_delay_ms"))
         name = attrs.get("name")
-        if name is not None and name_taken(self.room_object, name, excluding=self.instance.pk if self.instance else None):
+        own = self.instance.pk if self.instance else None
+        if name is not None and name_taken(self.room_object, name, excluding=own):
             raise Conflict({"name": [self.taken(name)]})
         return attrs
 

@@ -14,12 +14,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.auth import usable_room, usable_subscription
 from api.errors import error_responses
 from api.lists import CursorPages, read_filters
-from api.auth import usable_room, usable_subscription
+from api.subscriptions.serializers import SubscriptionDeletedSerializer, SubscriptionSerializer
 from delivery.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
-from api.subscriptions.serializers import SubscriptionDeletedSerializer, SubscriptionSerializer
 
 
 def reply(subscription: Subscription, *, reveal_secret: bool = False, code: int = status.HTTP_200_OK) -> Response:
