@@ -1,6 +1,6 @@
 """The geometry of the UI's server-rendered SVG charts: lines over hours and horizontal bars.
 
-Templates draw them (templates/ui/includes/line_chart.html, bar_chart.html); every mark carries a
+Templates draw them (console/templates/console/includes/line_chart.html, bar_chart.html); every mark carries a
 <title> with its figures, and each chart sits beside a table or figures of the same numbers.
 """
 

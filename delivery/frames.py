@@ -20,7 +20,7 @@ NEXT_DELAY_MS = "dovecote-next-delay-ms"  # the delay after this attempt if it f
 
 
 def envelope(message: Message) -> bytes:
-    """Return the JSON body a push subscriber receives (CONTRACT §4)."""
+    """Return the JSON body a push subscriber receives (docs/contract.md#push)."""
     body = {
         "id": str(message.id),
         "type": message.event_type,

@@ -1,4 +1,4 @@
-"""docker-compose.yml wires the production-like stack as CONTRACT.md describes it.
+"""docker-compose.yml wires the production-like stack as docs/contract.md describes it.
 
 The file is read with PyYAML (merge keys `<<` resolved); `docker compose config` checks it
 further when the Docker CLI with its compose plugin is installed (no engine is needed).

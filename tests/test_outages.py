@@ -85,5 +85,5 @@ def test_pull_answers_503_while_the_broker_is_unreachable(client: Client, world)
 def test_publish_is_still_accepted_while_the_broker_is_unreachable(client: Client, world) -> None:
     room, _, key = world
     with override_settings(STOMP_URL=f"stomp://dovecote:dovecote@127.0.0.1:{closed_port()}"):
-        # The outbox holds it (CONTRACT §5): nothing acknowledged is lost, so no 503 here.
+        # The outbox holds it (docs/contract.md#redelivery): nothing acknowledged is lost, so no 503 here.
         assert post(client, key, f"/api/v1/rooms/{room.pk}/messages/", publish_body()).status_code == 202

@@ -11,7 +11,8 @@ import httpx
 import pytest
 from django.test import Client, override_settings
 
-from delivery import dead_letters, long_polls
+from api import long_polls
+from delivery import dead_letters
 from delivery.models import Delivery
 from rooms.models import ApiKey
 from tests.factories import make_delivery, make_event_type, make_message, make_room, make_subscription

@@ -1,4 +1,4 @@
-"""The EBR formula of CONTRACT §5 at its edges."""
+"""The EBR formula of docs/contract.md#redelivery at its edges."""
 
 from __future__ import annotations
 
