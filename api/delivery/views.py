@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
@@ -57,7 +58,7 @@ class PublishView(APIView):
                    responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         room = usable_room(request, room_id)
-        event = event_from(PublishSerializer(data=request.data), request)
+        event = event_of(read_fields(PublishSerializer, request.data), request)
         try:
             published = publish(room, event)
         except PublishRejected as rejected:
@@ -75,14 +76,15 @@ class BatchPublishView(APIView):
     def post(self, request: Request, room_id: int) -> Response:
         room = usable_room(request, room_id)
         items = BatchPublishSerializer(data=request.data)
-        if not items.is_valid() and not only_item_errors(items.errors):
-            raise exceptions.ValidationError(items.errors)  # no list, too long, empty: nothing to look into
-        events, errors = batch_events(request)
-        if errors:  # some items do not parse: name them, and what is wrong with the others, in one reply
+        if not items.is_valid():
+            if not only_item_errors(items.errors):
+                raise exceptions.ValidationError(items.errors)  # no list, too long, empty: nothing to look into
+            # Some items do not parse: name them, and what is wrong with the others, in one reply.
+            events, errors = batch_events(request)
             errors |= events_errors(room, events)
             raise exceptions.ValidationError({"messages": dict(sorted(errors.items(), key=lambda e: int(e[0])))})
-        try:  # every item parses: publish_many checks each event once, and names the bad ones
-            published = publish_many(room, [events[i] for i in sorted(events)])
+        try:  # publish_many checks each event once (its type and version, its schema) and names the bad ones
+            published = publish_many(room, [event_of(fields, request) for fields in items.validated_data["messages"]])
         except PublishRejected as rejected:
             raise exceptions.ValidationError(rejected.errors) from None
         return Response({"messages": [p.as_reply() for p in published]}, status=status.HTTP_202_ACCEPTED)
@@ -94,22 +96,20 @@ def only_item_errors(errors: dict) -> bool:
     return set(errors) == {"messages"} and isinstance(items, dict) and all(isinstance(k, int) for k in items)
 
 
-def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, dict]]:
+def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, Any]]:
     """Parse every item of a batch: the events that parse, and the field errors of the rest, by index."""
     events, errors = {}, {}
     for index, item in enumerate(request.data["messages"]):
         fields = PublishSerializer(data=item)
         if fields.is_valid():
-            events[index] = event_from(fields, request)
+            events[index] = event_of(fields.validated_data, request)
         else:
             errors[str(index)] = fields.errors
     return events, errors
 
 
-def event_from(data: PublishSerializer, request: Request) -> Event:
-    """Build an Event from validated fields; the X-Correlation-ID header stands in for a missing id."""
-    data.is_valid(raise_exception=True)
-    fields = data.validated_data
+def event_of(fields: dict[str, Any], request: Request) -> Event:
+    """Build an Event from a message's validated fields; the X-Correlation-ID header stands in for a missing id."""
     correlation_id = fields.get("correlation_id") or request.headers.get("X-Correlation-ID", "")
     return Event(
         event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],

@@ -84,8 +84,8 @@ def sync_detailed(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Response[Error | PaginatedRunList]:
-    """Report runs, newest first (a run asked for and not yet started included): status, progress, scope
-    and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
@@ -117,8 +117,8 @@ def sync(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Error | PaginatedRunList | None:
-    """Report runs, newest first (a run asked for and not yet started included): status, progress, scope
-    and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
@@ -145,8 +145,8 @@ async def asyncio_detailed(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Response[Error | PaginatedRunList]:
-    """Report runs, newest first (a run asked for and not yet started included): status, progress, scope
-    and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
@@ -176,8 +176,8 @@ async def asyncio(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Error | PaginatedRunList | None:
-    """Report runs, newest first (a run asked for and not yet started included): status, progress, scope
-    and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
