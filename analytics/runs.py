@@ -27,7 +27,7 @@ class RunState(StrEnum):
     NEVER = "never"  # no run yet, none requested
     WAITING = "waiting"  # requested, no worker has taken it yet
     STALLED = "stalled"  # requested WORKER_PATIENCE ago and still not taken
-    STARTING = "starting"  # a worker took it and is starting Spark
+    STARTING = "starting"  # a worker took it and is starting the run
     RUNNING = "running"
     ABANDONED = "abandoned"  # recorded as running, but its heartbeat stopped: its process is gone
     SUCCEEDED = "succeeded"
