@@ -35,7 +35,7 @@ help:
 	@echo "make run       migrate, then web, worker and beat from the Procfile (Ctrl-C stops all)"
 	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
 	@echo "make report    migrate, then run the Spark report jobs (REPORT_ARGS=\"--full\" etc.)"
-	@echo "make lint      ruff, if it is installed in .venv"
+	@echo "make lint      ruff, the import contracts (lint-imports) and the type checker (mypy); make test runs it"
 	@echo "make client    regenerate clients/openapi.yaml and the Python client generated from it"
 
 # demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services;
@@ -93,9 +93,10 @@ $(STAMP): requirements.txt requirements-dev.txt $(addsuffix /pyproject.toml,$(LO
 services:
 	@bash scripts/services.sh
 
-# test: everything the suite needs, then pytest with the services' environment (yours wins).
-# The suite's settings (tests/settings.py, named in pyproject.toml) use their own Redis database.
-test: venv services
+# test: lint first (it needs no service), then everything the suite needs, then pytest with the
+# services' environment (yours wins). The suite's settings (tests/settings.py, named in
+# pyproject.toml) use their own Redis database.
+test: lint services
 	@scripts/test-tools.sh
 	@$(LOAD_SERVICES_ENV); \
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
@@ -136,6 +137,9 @@ report: release
 client: venv
 	@scripts/generate-python-client.sh
 
-# lint: ruff over the project, when ruff is installed in .venv.
+# lint: ruff (its rule set in pyproject.toml), the import graph's contracts (lint-imports, [tool.importlinter]:
+# apps import downwards, no cycle) and mypy on the packages [tool.mypy] names. Any finding fails it.
 lint: venv
-	@if [[ -x $(VENV)/bin/ruff ]]; then $(VENV)/bin/ruff check .; else echo "ruff is not installed in $(VENV): skipped"; fi
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy

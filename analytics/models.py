@@ -11,14 +11,48 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import models
-from django.db.models import F, FloatField, Max, Sum
+from django.db.models import F, FloatField, Max, Q, Sum, Value
 from django.db.models.functions import Cast, Now, NullIf
+
+from analytics.jobs.store import ABANDONED_ERROR, HEARTBEAT_S, HEARTBEAT_TIMEOUT_S
+
+# How the report runs' state is kept (docs/analytics.md#runs): a run's driver writes `heartbeat_at`
+# every HEARTBEAT_EVERY (analytics/jobs/store.py); a running run whose heartbeat is older than
+# HEARTBEAT_TIMEOUT has lost its process. A request no worker took within WORKER_PATIENCE is stalled.
+HEARTBEAT_EVERY = timedelta(seconds=HEARTBEAT_S)
+HEARTBEAT_TIMEOUT = timedelta(seconds=HEARTBEAT_TIMEOUT_S)
+WORKER_PATIENCE = timedelta(minutes=5)
+
+
+class ReportRunQuerySet(models.QuerySet["ReportRun"]):
+    def active(self) -> ReportRunQuerySet:
+        """The run asked for or running (at most one: the constraint `one_active_report_run`)."""
+        return self.filter(status__in=ReportRun.ACTIVE)
+
+    def alive(self, now: datetime) -> ReportRunQuerySet:
+        """The run running with a fresh heartbeat, if there is one."""
+        return self.filter(status=ReportRun.Status.RUNNING, heartbeat_at__gte=now - HEARTBEAT_TIMEOUT)
+
+    def retire_abandoned(self, now: datetime) -> int:
+        """Record as failed the running runs whose heartbeat stopped (their process is gone); return how many.
+
+        The report jobs do the same when a run starts (analytics/jobs/store.py, in SQL).
+        """
+        return self.filter(status=ReportRun.Status.RUNNING, heartbeat_at__lt=now - HEARTBEAT_TIMEOUT).update(
+            status=ReportRun.Status.FAILED, finished_at=now, error=ABANDONED_ERROR)
 
 
 class ReportRun(models.Model):
-    """One run of the report jobs: its scope, progress, outcome and the watermark it reached."""
+    """One run of the report jobs: asked for, running (with a heartbeat), then succeeded or failed.
+
+    The row is the run's whole state: the console's Reports page, the API and the Celery task read
+    it, and at most one run is requested or running at a time (a partial unique index). A request
+    from the console waits as `requested` until a worker's run takes it; a run started by beat or
+    `make report` takes a waiting request too, or records itself as running.
+    """
 
     class Status(models.TextChoices):
+        REQUESTED = "requested"
         RUNNING = "running"
         SUCCEEDED = "succeeded"
         FAILED = "failed"
@@ -27,12 +61,17 @@ class ReportRun(models.Model):
         FULL = "full"  # every hour (of the window, if one was given)
         INCREMENTAL = "incremental"  # the hours touched since the last watermark
 
+    ACTIVE = (Status.REQUESTED, Status.RUNNING)
+
     status = models.CharField(max_length=20, choices=Status.choices, db_default=Status.RUNNING)
-    mode = models.CharField(max_length=20, choices=Mode.choices)
+    mode = models.CharField(max_length=20, choices=Mode.choices)  # asked for, then what ran
     master = models.CharField(max_length=200, db_default="")
     window_start = models.DateTimeField(null=True, blank=True, help_text="--since, if given.")
     window_end = models.DateTimeField(null=True, blank=True, help_text="--until, if given.")
-    started_at = models.DateTimeField(db_default=Now())
+    requested_at = models.DateTimeField(null=True, help_text="When the console asked for it, if it did.")
+    started_at = models.DateTimeField(null=True, db_default=Now(), help_text="Null while requested.")
+    heartbeat_at = models.DateTimeField(null=True, db_default=Now(),
+                                        help_text="Written by the running run's driver every few seconds.")
     finished_at = models.DateTimeField(null=True, blank=True)
     progress = models.PositiveSmallIntegerField(db_default=0, help_text="0 to 100.")
     stage = models.CharField(max_length=200, db_default="")
@@ -47,10 +86,17 @@ class ReportRun(models.Model):
     max_attempt_id = models.BigIntegerField(null=True, blank=True)
     max_delivery_id = models.BigIntegerField(null=True, blank=True)
 
+    objects = ReportRunQuerySet.as_manager()
+
     class Meta:
         db_table = "report_runs"
-        ordering = ["-started_at", "-id"]
+        ordering = ["-id"]
         indexes = [models.Index(fields=["status", "-started_at"], name="report_run_status_recent")]
+        constraints = [
+            # One run at a time: whoever asks or starts while one is requested or running gets an IntegrityError.
+            models.UniqueConstraint(Value(1), condition=Q(status__in=["requested", "running"]),
+                                    name="one_active_report_run"),
+        ]
 
     def __str__(self) -> str:
         return f"report run {self.pk} ({self.status})"
@@ -59,8 +105,22 @@ class ReportRun(models.Model):
     def is_running(self) -> bool:
         return self.status == self.Status.RUNNING
 
+    @property
+    def is_requested(self) -> bool:
+        return self.status == self.Status.REQUESTED
+
+    def is_abandoned(self, now: datetime) -> bool:
+        """Say whether the run is recorded as running but its heartbeat stopped: its process is gone."""
+        return self.is_running and (self.heartbeat_at is None or self.heartbeat_at < now - HEARTBEAT_TIMEOUT)
+
+    def is_stalled(self, now: datetime) -> bool:
+        """Say whether the run was asked for WORKER_PATIENCE ago or more and no worker has taken it."""
+        return self.is_requested and self.requested_at is not None and now - self.requested_at >= WORKER_PATIENCE
+
     def duration(self, now: datetime) -> timedelta:
-        """Return how long the run took, or has taken so far while it runs."""
+        """Return how long the run took, or has taken so far while it runs (nothing while it is asked for)."""
+        if self.started_at is None:
+            return timedelta()
         return (self.finished_at or now) - self.started_at
 
 
@@ -150,7 +210,7 @@ class LatencyFigures(models.Model):
     hour = models.DateTimeField()
     room_id = models.BigIntegerField()
     subscription_id = models.BigIntegerField(null=True)
-    event_type = models.CharField(max_length=200, null=True)
+    event_type = models.CharField(max_length=200, null=True)  # noqa: DJ001 - null: every event type
     delivered = models.BigIntegerField()
     latency_p50_ms = models.BigIntegerField(null=True)
     latency_p95_ms = models.BigIntegerField(null=True)

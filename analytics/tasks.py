@@ -5,18 +5,26 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from django.utils import timezone
 
-from analytics import actions
+from analytics import runner
+from analytics.models import ReportRun
 
 log = logging.getLogger("dovecote.analytics")
 
 
 @shared_task(ignore_result=True, acks_late=False)
 def run_reports(full: bool = False) -> str:
-    """Run the report jobs (beat: hourly; the UI's refresh button) in a child process."""
-    if not actions.reports_supported():  # embedded mode (make demo) runs on SQLite: no JDBC source
+    """Run the report jobs (beat: hourly; the console's Refresh now) in a child process, unless one runs already.
+
+    The child's run takes the request the console left, if there is one (analytics/jobs/store.py).
+    """
+    if not runner.reports_supported():  # embedded mode (make demo) runs on SQLite: no JDBC source
         log.info("report run skipped: the report jobs read PostgreSQL (set DATABASE_URL)")
         return "skipped"
-    output = actions.run_reports_in_child(full=full)
+    if alive := ReportRun.objects.alive(timezone.now()).first():
+        log.info("report run skipped: %s is in progress", alive)  # no JVM started only to be turned away
+        return "skipped"
+    output = runner.run_reports_in_child(full=full)
     log.info("%s", output)
     return output

@@ -112,7 +112,8 @@ def delete_queue(destination: str) -> None:
 
 
 def run_tool(*args: str, timeout: float = 300) -> str:
-    done = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout,
+                          check=False)
     if done.returncode != 0:
         raise RuntimeError(f"{args[0]} failed:\n{done.stderr[-3000:]}")
     return done.stdout
@@ -284,7 +285,8 @@ def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: flo
     return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends))
 
 
-def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float, seconds: float) -> tuple[float, float, int]:
+def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
+             seconds: float) -> tuple[float, float, int]:
     """Many push subscriptions sharing the traffic, some with receivers that answer after 2 s.
 
     Rooms of 10 subscriptions each, one in ten of them slow; events go to a random room at `rate`.
@@ -340,7 +342,7 @@ class ReportTimes:
 
 
 def report_database(env: dict[str, str], name: str, messages: int) -> tuple[dict[str, str], int]:
-    """Fill the scratch database `name` with `messages` of generated history; return its environment and attempt rows."""
+    """Fill the scratch database `name` with `messages` of generated history; return its environment, attempt rows."""
     import psycopg
 
     from bench.stack import recreate_database

@@ -31,7 +31,8 @@ async def open_loop(urls: list[str], key: str, body: bytes, rate: float, seconds
         async def send(index: int, scheduled: float) -> None:
             sent = time.monotonic()
             try:
-                async with session.post(urls[index % len(urls)], data=body, timeout=aiohttp.ClientTimeout(total=120)) as reply:
+                timeout = aiohttp.ClientTimeout(total=120)
+                async with session.post(urls[index % len(urls)], data=body, timeout=timeout) as reply:
                     payload = await reply.json(content_type=None) if reply.status == 202 else None
                     results[index] = [scheduled, sent, payload and payload["message_id"], reply.status]
             except (aiohttp.ClientError, TimeoutError) as error:

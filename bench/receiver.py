@@ -100,16 +100,16 @@ class ReceiverClient:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def arrivals(self) -> list[Arrival]:
-        with urllib.request.urlopen(self.url("/_arrivals?from=0"), timeout=30) as reply:  # noqa: S310 - loopback
+        with urllib.request.urlopen(self.url("/_arrivals?from=0"), timeout=30) as reply:
             return [tuple(a) for a in json.loads(reply.read())]  # type: ignore[misc]
 
     def count(self) -> int:
-        with urllib.request.urlopen(self.url("/_count"), timeout=30) as reply:  # noqa: S310 - loopback
+        with urllib.request.urlopen(self.url("/_count"), timeout=30) as reply:
             return int(reply.read())
 
     def reset(self) -> None:
         request = urllib.request.Request(self.url("/_reset"), method="POST", data=b"")
-        urllib.request.urlopen(request, timeout=10).close()  # noqa: S310 - loopback
+        urllib.request.urlopen(request, timeout=10).close()
 
     def close(self) -> None:
         self.process.terminate()

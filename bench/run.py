@@ -95,7 +95,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from delivery.maintenance import start_ids_after_earlier_databases
+    from tests.fresh_ids import start_ids_after_earlier_databases
 
     start_ids_after_earlier_databases()  # earlier runs' frames may still sit on the queues of ids 1, 2, …
     from bench import figures
@@ -139,7 +139,7 @@ def main() -> int:
         if "single" in only:
             single = repeat(runs, lambda: figures.single_publish(ctx, n["single"]))
             empty = repeat(runs, lambda: figures.empty_endpoint(ctx, n["single"]))
-            rows.append(Row(f"publish, single-message API, req/s at 16 connections", fmt(column(single, 0)),
+            rows.append(Row("publish, single-message API, req/s at 16 connections", fmt(column(single, 0)),
                             f"{fmt(column(empty, 0))} empty authenticated endpoint, same server",
                             f"≥ 50 %: {ratio(column(single, 0), column(empty, 0))}"))
             rows.append(Row("  latency p50 / p99, ms", f"{column(single, 1)[0]:.1f} / {column(single, 2)[0]:.1f}",
@@ -152,11 +152,11 @@ def main() -> int:
                             f" each signed, recorded and acked)", fmt(column(push, 0)),
                             f"{fmt(column(bare, 0))} bare consume–POST–ack loop, no database",
                             f"≥ 2,000 and ≥ 50 %: {ratio(column(push, 0), column(bare, 0))}"))
-            rows.append(Row(f"  raw POSTs to the same receiver, per s", "—",
+            rows.append(Row("  raw POSTs to the same receiver, per s", "—",
                             f"{fmt(column(wrk, 0))} wrk, 64 connections"))
-            rows.append(Row("  worker peak RSS during the push runs, MiB (the largest)", f"{max(p[1] for p in push):.0f}",
-                            "—"))
-            rows.append(Row(f"  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker process",
+            rows.append(Row("  worker peak RSS during the push runs, MiB (the largest)",
+                            f"{max(p[1] for p in push):.0f}", "—"))
+            rows.append(Row("  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker process",
                             f"{fmt(column(bare, 1))} the bare loop's process"))
         if "latency" in only:
             fast = repeat(runs, lambda: figures.open_loop_latency(ctx, 200, n["latency_s"]))
@@ -167,7 +167,8 @@ def main() -> int:
                             f"{min(r.on_time for r in fast):.0%} of publishes left on time (≤ 10 ms late)",
                             "p50 < 25, p99 < 150"))
             slow = figures.open_loop_latency(ctx, 10, 3 * n["latency_s"], quiet_s=n["quiet_s"])
-            rows.append(Row(f"  at 10 msg/s ({3 * n['latency_s']} s, after {n['quiet_s']} s quiet), p50 / p99 ms (1 run)",
+            quiet = f"({3 * n['latency_s']} s, after {n['quiet_s']} s quiet)"
+            rows.append(Row(f"  at 10 msg/s {quiet}, p50 / p99 ms (1 run)",
                             f"{slow.p50_ms:.1f} / {slow.p99_ms:.1f}", f"{slow.on_time:.0%} left on time",
                             "p99 < 100"))
         if "fairness" in only:
@@ -175,7 +176,8 @@ def main() -> int:
             rows.append(Row(f"fairness: {n['fairness_subscriptions']} push subscriptions, 10 % answering after 2 s, "
                             f"20 events/s to rooms of 10 ({n['fairness_s']} s): the fast ones' p50 / p99 ms (1 run)",
                             f"{p50:.1f} / {p99:.1f} ({count:,} deliveries)", "—", "p99 < 250"))
-            rows.append(Row("  worker RSS after the fairness run, MiB (1 run)", f"{figures.worker_rss_mib(ctx):.0f}", "—"))
+            rows.append(Row("  worker RSS after the fairness run, MiB (1 run)", f"{figures.worker_rss_mib(ctx):.0f}",
+                            "—"))
         if "retry" in only:
             retry = repeat(runs, lambda: figures.redelivery_timing_error(ctx, n["retries"], 200))
             rows.append(Row(f"redelivery timing error (gap − EBR delay of 1 s), {n['retries']} retries at 200 msg/s, "
@@ -188,7 +190,8 @@ def main() -> int:
                                 f"{result.p50_ms:.1f} / {result.p99_ms:.1f}", f"{result.on_time:.0%} left on time"))
             for rate in (50, 400):
                 p50, p99 = figures.redelivery_timing_error(ctx, n["retries"], rate)
-                rows.append(Row(f"redelivery timing error, {n['retries']} retries at {rate} msg/s, p50 / p99 ms (1 run)",
+                figure = f"redelivery timing error, {n['retries']} retries at {rate} msg/s, p50 / p99 ms (1 run)"
+                rows.append(Row(figure,
                                 f"{p50:.1f} / {p99:.1f}", "—"))
         lost = stack.reconnects(web, *workers)
         rows.append(Row("broker reconnects during the run (web and worker logs, 1 count)", str(lost), "—", "0"))
@@ -223,8 +226,9 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> No
     print(table)
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
-                f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} (STOMP), "
-                f"Redis; web, worker and beat as the Procfile starts them (bin/web: gunicorn 2×8 threads; bin/worker: "
+                f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} "
+                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: gunicorn 2×8 threads; "
+                f"bin/worker: "
                 f"one Celery worker, 8 threads and its push engine; bin/beat).\n\n{table}\n{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial
                      else "docs/benchmarks.md")

@@ -4,12 +4,14 @@ from django.contrib import admin
 
 from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
 
+INLINE_FIELDS = ("subscription", "destination", "status", "attempts", "next_attempt_at", "last_error")
+
 
 class DeliveryInline(admin.TabularInline):
     model = Delivery
     extra = 0
-    fields = ["subscription", "destination", "status", "attempts", "next_attempt_at", "last_error"]
-    readonly_fields = fields
+    fields = INLINE_FIELDS
+    readonly_fields = INLINE_FIELDS
     can_delete = False
 
 

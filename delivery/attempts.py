@@ -4,9 +4,9 @@ Frames that arrive together — one push session's burst, or the bursts of many 
 worker's push engine gathers — are judged together: on PostgreSQL one statement claims every
 fresh attempt of the burst (the common case); the others, and every frame on SQLite, are judged
 against their rows read in one SELECT, with one conditional UPDATE per attempt number claiming
-the new attempts. A burst costs one or two queries, not two per frame. Verdicts other than a claim are applied here at once (drop, expire, wait,
-poison), and their frames acked. A second frame of the same delivery in a burst is judged after
-the first, against what the first one changed.
+the new attempts. A burst costs one or two queries, not two per frame. Verdicts other than a claim
+are applied here at once (drop, expire, wait, poison), and their frames acked. A second frame of
+the same delivery in a burst is judged after the first, against what the first one changed.
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | No
     return results
 
 
-def claim_fresh(arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]], now: datetime) -> dict[int, DeliveryState]:
+def claim_fresh(arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]],
+                now: datetime) -> dict[int, DeliveryState]:
     """Claim the fresh attempts among the first frame of each delivery in one statement; their states by id."""
     fresh, seen = [], set()
     for index, info in parsed:

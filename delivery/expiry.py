@@ -43,7 +43,7 @@ def expire_overdue() -> int:
 
 
 def drain_expired(limit: int = DRAIN_BATCH) -> int:
-    """Take the frames the broker expired off its expiry queue, recording their deliveries `expired`; return how many."""
+    """Take the frames the broker expired off its expiry queue, recording their deliveries `expired`; count them."""
     taken = 0
     with shared_broker().consumer(EXPIRY_DESTINATION, prefetch=limit) as consumer:
         while taken < limit and (frame := consumer.receive(timeout=DRAIN_IDLE_S)) is not None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from delivery.broker import OutgoingMessage, ReceivedMessage
-from delivery.models import Delivery, Message
+from delivery.models import Delivery, DeliveryState, Message
 
 CORRELATION_ID = "correlation-id"
 MESSAGE_ID = "dovecote-message-id"
@@ -20,7 +20,7 @@ NEXT_DELAY_MS = "dovecote-next-delay-ms"  # the delay after this attempt if it f
 
 
 def envelope(message: Message) -> bytes:
-    """Return the JSON body a push subscriber receives (CONTRACT §4)."""
+    """Return the JSON body a push subscriber receives (docs/contract.md#push)."""
     body = {
         "id": str(message.id),
         "type": message.event_type,
@@ -34,7 +34,7 @@ def envelope(message: Message) -> bytes:
 
 
 def frame_for(
-    delivery: Delivery,
+    delivery: Delivery | DeliveryState,
     *,
     attempt: int,
     delay_ms: int,

@@ -15,6 +15,7 @@ exception never leaves a connection in the pool.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -114,10 +115,8 @@ class _Connection(asyncio.Protocol):
 
     def eof_received(self) -> bool | None:
         if self._reply is not None and not self._reply.done():
-            try:
-                self._parser.feed_eof()
-            except httptools.HttpParserError:
-                pass
+            with contextlib.suppress(httptools.HttpParserError):
+                self._parser.feed_eof()  # type: ignore[attr-defined]  # in httptools, not in its stubs
             if self._head_done:
                 self._complete()
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, models
 from django.db.models import F
@@ -23,7 +24,7 @@ class Message(models.Model):
     event_version = models.CharField(max_length=50)
     payload = models.JSONField()
     correlation_id = models.CharField(max_length=200, db_index=True)
-    idempotency_key = models.CharField(max_length=200, null=True, blank=True)
+    idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - null: none given
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     expires_at = models.DateTimeField(null=True, blank=True)
 
@@ -224,11 +225,12 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         """
         if connection.vendor != "postgresql":
             return False
-        params = {"now": now, "unsettled": list(Delivery.UNSETTLED),
-                  "ids": [d.pk for d, *_ in rows], "correlations": [d.message.correlation_id for d, *_ in rows],
-                  "lives": [d.replays + 1 for d, *_ in rows], "attempts": [attempt for _, attempt, *_ in rows],
-                  "started": [started for _, _, started, _, _ in rows],
-                  "durations": [duration for *_, duration, _ in rows], "codes": [code for *_, code in rows]}
+        params: dict[str, Any] = {
+            "now": now, "unsettled": list(Delivery.UNSETTLED),
+            "ids": [d.pk for d, *_ in rows], "correlations": [d.message.correlation_id for d, *_ in rows],
+            "lives": [d.replays + 1 for d, *_ in rows], "attempts": [attempt for _, attempt, *_ in rows],
+            "started": [started for _, _, started, _, _ in rows],
+            "durations": [duration for *_, duration, _ in rows], "codes": [code for *_, code in rows]}
         sql = RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table, attempts=DeliveryAttempt._meta.db_table)
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
@@ -244,9 +246,10 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         """
         if connection.vendor != "postgresql":
             return None
-        params = {"now": now, "unsettled": list(Delivery.UNSETTLED),
-                  "ids": [c.delivery_id for c in claims], "attempts": [c.attempt for c in claims],
-                  "subscriptions": [c.subscription_id for c in claims], "messages": [c.message_id for c in claims]}
+        params: dict[str, Any] = {
+            "now": now, "unsettled": list(Delivery.UNSETTLED), "ids": [c.delivery_id for c in claims],
+            "attempts": [c.attempt for c in claims], "subscriptions": [c.subscription_id for c in claims],
+            "messages": [c.message_id for c in claims]}
         with connection.cursor() as cursor:
             cursor.execute(CLAIM_FRESH_SQL.format(delivery=Delivery._meta.db_table, message=Message._meta.db_table),
                            params)
@@ -276,8 +279,6 @@ class Delivery(models.Model):
     FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED})
     UNSETTLED = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED)
 
-    objects = DeliveryManager()
-
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
     # Kept (set null) when a subscription is deleted, so the log and the reports keep their history.
     subscription = models.ForeignKey(
@@ -304,6 +305,8 @@ class Delivery(models.Model):
     last_error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DeliveryManager()
 
     class Meta:
         verbose_name_plural = "deliveries"

@@ -180,7 +180,7 @@ class OutboxRelay:
                 if confirmed:
                     for listener in _queued_listeners:
                         listener(confirmed)
-            except Exception:  # noqa: BLE001 - the relay must outlive any one batch; the sweeper retries
+            except Exception:
                 log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
 
 

@@ -25,7 +25,7 @@ IDEMPOTENCY_WINDOW = timedelta(hours=24)
 class PublishRejected(Exception):
     """The event cannot be published; `errors` names each bad field."""
 
-    def __init__(self, errors: dict[str, list[str]]) -> None:
+    def __init__(self, errors: dict[str, Any]) -> None:
         super().__init__(errors)
         self.errors = errors
 
@@ -51,19 +51,33 @@ class Published:
 
 
 def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Published:
-    """Publish one event (see publish_many)."""
-    return publish_many(room, [event], only=only)[0]
+    """Check one event, then store it (see store); PublishRejected names each bad field.
 
-
-def publish_many(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
-    """Validate every event, then store each with one pending delivery per matching subscription.
-
-    All or nothing: one invalid event rejects the lot (PublishRejected names its index when
-    there are several). An event whose idempotency key the room saw in the last 24 h is not
-    stored again; its first reply is returned. Frames go to the broker after commit. With `only`, the
-    events go to that subscription alone, if it is active and matches (the UI's test event).
+    With `only`, the event goes to that subscription alone, if it is active and matches (the
+    console's test event).
     """
-    check_events(room, events)
+    if errors := events_errors(room, {0: event}):
+        raise PublishRejected(errors["0"])
+    return store(room, [event], only=only)[0]
+
+
+def publish_many(room: Room, events: list[Event]) -> list[Published]:
+    """Check every event, then store them all (see store); one bad event rejects the lot.
+
+    PublishRejected's errors name each bad event by its index under `messages`, as the batch
+    endpoint answers. Each event's schema is applied once, here.
+    """
+    if errors := events_errors(room, dict(enumerate(events))):
+        raise PublishRejected({"messages": errors})
+    return store(room, events)
+
+
+def store(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
+    """Store checked events, each with one pending delivery per matching subscription; frames go after commit.
+
+    An event whose idempotency key the room saw in the last 24 h is not stored again; its first
+    reply is returned.
+    """
     subscriptions = [s for s in routing(room).subscriptions if only is None or s.pk == only.pk]
     for subscription in subscriptions:
         subscription.room = room  # the relay reads their retry settings
@@ -128,12 +142,6 @@ def claim_idempotency_key(room: Room, key: str | None, now) -> tuple[Message | N
         return record.message, None
     record.created_at = now  # new, or older than 24 h: the key starts afresh
     return None, record
-
-
-def check_events(room: Room, events: list[Event]) -> None:
-    """Raise PublishRejected naming each unknown event type or payload failing its schema."""
-    if errors := events_errors(room, dict(enumerate(events))):
-        raise PublishRejected(errors["0"] if len(events) == 1 else {"messages": errors})
 
 
 def events_errors(room: Room, events: dict[int, Event]) -> dict[str, dict[str, list[str]]]:

@@ -25,7 +25,7 @@ from delivery import frames, settle
 from delivery.attempts import Arrival, Attempt, start_attempts
 from delivery.broker import BrokerError, ReceivedMessage
 from delivery.broker.shared import shared_broker
-from delivery.models import Delivery, DeliveryAttempt
+from delivery.models import Delivery, DeliveryAttempt, DeliveryState
 from delivery.transports import PushResult
 from dovecote.inputs import read_id
 from subscriptions.models import Subscription
@@ -43,7 +43,7 @@ CLAIM_FOR = timedelta(seconds=60)
 @dataclass(frozen=True)
 class Lease:
     ack_id: str
-    delivery: Delivery
+    delivery: Delivery | DeliveryState
     attempt: int
     lease_expires_at: datetime
     payload: Any  # the event's payload, as the frame carries it

@@ -21,8 +21,8 @@ from django.utils import timezone
 from delivery import frames
 from delivery.broker import Broker, BrokerError, SendFailed
 from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage
-from delivery.retry import RetryPolicy
 from delivery.transports import PushResult
+from subscriptions.retry import RetryPolicy
 
 log = logging.getLogger("delivery.settle")
 Status = Delivery.Status

@@ -2,7 +2,7 @@
 
 `PushTransport` is the asyncio client (delivery/http1.py) shared by every push session of a
 worker's event loop, with keep-alive connection pools. What it guarantees for each attempt:
-- it connects only to addresses that passed the push-URL rules (delivery/url_safety.py): a host
+- it connects only to addresses that passed the push-URL rules (subscriptions/push_urls.py): a host
   is resolved once (for DNS_TTL_S), every address checked, and connections go to those
   addresses, so a DNS answer that changes after the check (rebinding) is never used; an address
   literal is checked before the request; proxy variables in the environment play no part;
@@ -32,7 +32,7 @@ from django.conf import settings
 
 from delivery.http1 import Http1Client, ResponseError
 from delivery.models import DeliveryAttempt
-from delivery.url_safety import UnsafePushUrl, checked_addresses, parse_push_url
+from subscriptions.push_urls import UnsafePushUrl, checked_addresses, parse_push_url
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500

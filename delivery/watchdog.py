@@ -51,8 +51,8 @@ from django.utils import timezone
 from delivery import outbox
 from delivery.broker import Broker, BrokerError
 from delivery.broker.shared import shared_broker
-from delivery.models import Delivery, PublishedMessage
 from delivery.frame_rules import CRASH_GRACE
+from delivery.models import Delivery, PublishedMessage
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.watchdog")
@@ -68,12 +68,12 @@ BATCH = 500
 def resend_lost(now: datetime | None = None) -> int:
     """Find the deliveries whose frame the broker lost and send them again; return how many were sent."""
     now = now or timezone.now()
-    by_subscription: dict[int, list[Delivery]] = defaultdict(list)
+    by_subscription: dict[Subscription, list[Delivery]] = defaultdict(list)
     for delivery in overdue(now):
-        by_subscription[delivery.subscription_id].append(delivery)
+        if delivery.subscription is not None:  # always: overdue() takes deliveries of active subscriptions
+            by_subscription[delivery.subscription].append(delivery)
     resent = 0
-    for candidates in by_subscription.values():
-        subscription = candidates[0].subscription
+    for subscription, candidates in by_subscription.items():
         counted_at = timezone.now()
         try:
             held = frames_held(shared_broker(), subscription)
@@ -110,7 +110,8 @@ def is_attempt_under_way(delivery: Delivery, now: datetime) -> bool:
     started = delivery.attempt_started_at
     if started is None:
         return False
-    limit = timedelta(milliseconds=delivery.subscription.timeout_ms) + CRASH_GRACE + GRACE
+    timeout_ms = delivery.subscription.timeout_ms if delivery.subscription else 0
+    limit = timedelta(milliseconds=timeout_ms) + CRASH_GRACE + GRACE
     return started > now - limit
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from django.conf import settings
@@ -93,7 +94,7 @@ def _bounded_int(text: str) -> int:
 class JsonBodyParser(parsers.JSONParser):
     """DRF's JSON parser, reading through parse_json: a bad body is a 400 that says what is wrong."""
 
-    def parse(self, stream: Any, media_type: str | None = None, parser_context: dict | None = None) -> Any:
+    def parse(self, stream: Any, media_type: str | None = None, parser_context: Mapping[str, Any] | None = None) -> Any:
         raw = stream.read() if stream is not None else b""
         if not raw:
             raise exceptions.ParseError("the body is empty: send a JSON object")

@@ -10,14 +10,14 @@ from django.utils.csp import CSP
 
 from dovecote.env import (
     ConfigError,
+    checked_secret_key,
     env_bool,
+    env_fernet_keys,
     env_int,
     env_list,
     env_rate,
     env_str,
     env_url,
-    checked_secret_key,
-    env_fernet_keys,
     local_fernet_key,
     local_secret_key,
 )
@@ -77,10 +77,14 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
-    "rooms",
-    "subscriptions",
-    "delivery",
+    # Dovecote's apps, each importing only those listed after it (docs/architecture.md#layers).
+    "console",
+    "api",
+    "demo",
     "analytics",
+    "delivery",
+    "subscriptions",
+    "rooms",
 ]
 
 MIDDLEWARE = [
@@ -102,7 +106,7 @@ WSGI_APPLICATION = "dovecote.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -110,7 +114,6 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
-            "libraries": {"ui": "dovecote.ui.templatetags"},  # {% load ui %}: the UI's filters
         },
     },
 ]
@@ -125,7 +128,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": env_str("DOVECOTE_SQLITE_PATH") or BASE_DIR / "var" / "dovecote.sqlite3",
+            "NAME": env_str("DOVECOTE_SQLITE_PATH") or str(BASE_DIR / "var" / "dovecote.sqlite3"),
             "OPTIONS": {
                 "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
                 "transaction_mode": "IMMEDIATE",
@@ -221,12 +224,12 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rooms.auth.ApiKeyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["api.auth.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer",
                                  "rest_framework.renderers.BrowsableAPIRenderer"],
     "DEFAULT_PARSER_CLASSES": ["dovecote.inputs.JsonBodyParser"],
-    "EXCEPTION_HANDLER": "dovecote.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
     "DEFAULT_THROTTLE_CLASSES": ["dovecote.throttling.ApiKeyRateThrottle"],
@@ -244,7 +247,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "dovecote.api_errors.document_common_replies",
+        "api.errors.document_common_replies",
     ],
     # Swagger UI is served from the drf-spectacular-sidecar package, never from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -260,7 +263,7 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# The operator UI (dovecote/ui) signs staff users in with Django auth.
+# The operator UI (console/) signs staff users in with Django auth.
 LOGIN_URL = "/login/"
 LOGIN_REDIRECT_URL = "/"
 
@@ -272,7 +275,6 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [
-    BASE_DIR / "static",
     # Front-end packages come from the npm registry (package.json; `npm ci`, run by make) and are
     # served straight from node_modules, never committed.
     ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),

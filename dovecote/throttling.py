@@ -54,7 +54,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         return max(1, math.ceil(self.seconds_left))
 
     def client_id(self, request: Request) -> str:
-        if request.auth is not None:  # an ApiKey (rooms.auth)
+        if request.auth is not None:  # an ApiKey (api.auth)
             return f"key-{request.auth.pk}"
         return f"address-{client_address(request)}"
 
@@ -83,7 +83,7 @@ def _count_request(key: str, period: int) -> int:
 
 def _redis_client(key: str) -> Any:
     """The redis-py client behind Django's Redis cache, or None when the cache is another kind."""
-    backend = getattr(cache, "_cache", None)
+    backend: Any = getattr(cache, "_cache", None)
     return backend.get_client(key, write=True) if hasattr(backend, "get_client") else None
 
 

@@ -1,30 +1,18 @@
+"""The site's routes: the Django admin, the API and /healthz/ (api/urls.py), the operator console (console/urls.py)."""
+
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from dovecote.health import healthz
-from dovecote.ui.login import AdminLoginForm
-
-handler404 = "dovecote.api_errors.not_found"
-admin.site.login_form = AdminLoginForm  # failed sign-ins limited per address, as on the UI's login page
+handler404 = "api.errors.not_found"
 
 urlpatterns = [
-    path("healthz/", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("api/v1/", include("rooms.urls")),
-    path("api/v1/", include("subscriptions.urls")),
-    path("api/v1/", include("delivery.urls")),
-    path("api/v1/", include("analytics.urls")),
-    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # The split view serves Swagger UI's start-up script as a file: the Content-Security-Policy allows no inline script.
-    path("api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
-    path("", include("dovecote.ui.urls")),
+    path("", include("api.urls")),
+    path("", include("console.urls")),
 ]
 
 if settings.DOVECOTE_DEMO:
-    from delivery.demo import receiver
-
-    urlpatterns.append(path("demo/receiver/", receiver, name="demo-receiver"))
+    urlpatterns.insert(0, path("demo/", include("demo.urls")))

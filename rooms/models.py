@@ -8,13 +8,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import referencing.exceptions
-from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
-from delivery.retry import RetryPolicy
 from rooms.schemas import SchemaRefused, validator_for
 
 
@@ -61,16 +59,6 @@ class Room(models.Model):
         """Return the broker address of this room."""
         return f"room-{self.pk}"
 
-    @property
-    def retry_policy(self) -> RetryPolicy:
-        """Return the room's own delivery settings."""
-        return RetryPolicy(
-            delay_ms=self.delivery_delay_ms,
-            multiplier=self.delivery_delay_multiplier,
-            attempts=self.delivery_attempts,
-            max_delay_ms=self.max_delivery_delay_ms,
-        )
-
     def unknown_event_types(self, filters: list[dict[str, Any]]) -> list[str]:
         """Describe each filter (`name`, optional `version`) naming no event type of this room."""
         known = set(self.event_types.values_list("name", "version"))
@@ -82,13 +70,9 @@ class Room(models.Model):
             if ((f["name"], f["version"]) not in known if f.get("version") else f["name"] not in names)
         ]
 
-    def subscription_quota_error(self) -> str:
-        """Say why no subscription can be added to this room (empty when one can): the per-room quota."""
-        limit = settings.DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM
-        if self.subscriptions.count() >= limit:
-            return (f"room {self.pk} already has {limit} subscriptions, the most a room may have "
-                    f"(DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM); delete one first")
-        return ""
+    def has_event_type(self, name: str, version: str) -> bool:
+        """Say whether this room already has the event type `name` in `version` (each is unique per room)."""
+        return self.event_types.filter(name=name, version=version).exists()
 
     def expires_at(self, published_at: datetime) -> datetime | None:
         """Return when a message published at `published_at` expires, or None if never."""

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeAlias
 
 import jsonschema
 import jsonschema._keywords
@@ -24,14 +24,16 @@ import jsonschema._utils
 import re2
 import referencing
 import referencing.exceptions
+from referencing._core import Resolver
 from referencing.jsonschema import DRAFT202012
 
-Validator = jsonschema.Draft202012Validator
+# An alias the code also calls (Validator(...), Validator.check_schema), so not a `type` statement.
+Validator: TypeAlias = jsonschema.Draft202012Validator  # noqa: UP040
 # A registry that knows the JSON Schema metaschemas and retrieves nothing else.
 NO_RETRIEVAL = referencing.Registry()
 COMPILED_SCHEMAS = 512  # validators kept per process
 REF_KEYWORDS = ("$ref", "$dynamicRef")
-SAMPLE_INSTANCES = (None, {}, [], "", 0, True)  # applied once at creation: a $ref loop shows at once
+SAMPLE_INSTANCES: tuple[Any, ...] = (None, {}, [], "", 0, True)  # applied once at creation: a $ref loop shows at once
 
 
 class SchemaRefused(ValueError):
@@ -83,6 +85,27 @@ jsonschema._keywords.re = LinearRegex
 jsonschema._utils.re = LinearRegex
 
 
+def check_event_type_schema(schema: Any) -> None:
+    """Raise SchemaRefused unless `schema` may be an event type's schema: an object, storable, and check_schema's."""
+    if not isinstance(schema, dict):
+        # EventType treats a falsy schema as none, so `false` would accept everything.
+        raise SchemaRefused("must be a JSON object (a JSON Schema), or nothing")
+    if contains_nul(schema):
+        raise SchemaRefused("must not contain NUL characters (PostgreSQL cannot store them)")
+    check_schema(schema)
+
+
+def contains_nul(value: Any) -> bool:
+    """Say whether any string (key or value) in a JSON document holds a NUL character."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(contains_nul(k) or contains_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(contains_nul(item) for item in value)
+    return False
+
+
 def check_schema(schema: dict[str, Any]) -> None:
     """Raise SchemaRefused unless `schema` is a valid draft 2020-12 schema Dovecote can apply safely."""
     try:
@@ -118,7 +141,7 @@ def check_references_and_patterns(schema: dict[str, Any]) -> None:
                 compile_pattern(pattern)
 
 
-def subschemas(resolver: referencing.Resolver, resource: referencing.Resource) -> Iterator[tuple[Any, dict]]:
+def subschemas(resolver: Resolver[Any], resource: referencing.Resource[Any]) -> Iterator[tuple[Any, dict]]:
     """Yield every object subschema of `resource` (itself included) with the resolver of its scope."""
     stack = [(resolver, resource)]
     while stack:
@@ -129,7 +152,7 @@ def subschemas(resolver: referencing.Resolver, resource: referencing.Resource) -
         stack.extend((resolver, sub) for sub in resource.subresources())
 
 
-def check_reference(resolver: referencing.Resolver, keyword: str, ref: Any) -> None:
+def check_reference(resolver: Resolver[Any], keyword: str, ref: Any) -> None:
     if not isinstance(ref, str) or not ref.startswith("#"):
         raise SchemaRefused(f"{keyword} {ref!r} refers outside the schema: only local references (#…) "
                             f"are allowed, and nothing is fetched")

@@ -3,7 +3,6 @@ from __future__ import annotations
 from django.contrib import admin
 
 from subscriptions.models import Subscription
-from subscriptions.serializers import masked_secret
 
 
 @admin.register(Subscription)
@@ -17,4 +16,4 @@ class SubscriptionAdmin(admin.ModelAdmin):
 
     @admin.display(description="signing secret")
     def signing_secret_shown(self, subscription: Subscription) -> str:
-        return masked_secret(subscription) or "—"
+        return subscription.masked_secret() or "—"

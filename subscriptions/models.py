@@ -11,9 +11,9 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from delivery.retry import RetryPolicy
 from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
+from subscriptions.retry import RetryPolicy
 
 
 def new_signing_secret() -> str:
@@ -73,6 +73,16 @@ class Subscription(models.Model):
     def __str__(self) -> str:
         return f"{self.room_id}/{self.name}"
 
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        super().save(*args, **kwargs)
+        if set(kwargs.get("update_fields") or ["all"]) - NOT_ROUTING:
+            Room.routing_changed(self.room_id)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        deleted = super().delete(*args, **kwargs)
+        Room.routing_changed(self.room_id)
+        return deleted
+
     @property
     def destination(self) -> str:
         """Return the fully qualified broker queue name, `room-{r}::subscription-{s}`."""
@@ -92,16 +102,6 @@ class Subscription(models.Model):
     @property
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
-
-    def save(self, *args: Any, **kwargs: Any) -> None:
-        super().save(*args, **kwargs)
-        if set(kwargs.get("update_fields") or ["all"]) - NOT_ROUTING:
-            Room.routing_changed(self.room_id)
-
-    def delete(self, *args: Any, **kwargs: Any) -> Any:
-        deleted = super().delete(*args, **kwargs)
-        Room.routing_changed(self.room_id)
-        return deleted
 
     def matches(self, event_type: str, event_version: str) -> bool:
         """Say whether an event of this type and version passes the subscription's filter."""
@@ -142,6 +142,12 @@ class Subscription(models.Model):
         self.last_error_at = timezone.now()
         self.save(update_fields=["last_error", "last_error_at"])
 
+    def masked_secret(self) -> str | None:
+        """Return the start of a push subscription's signing secret, enough to tell secrets apart (None for pull)."""
+        if self.type != self.Type.PUSH:
+            return None
+        return self.signing_secret[:SHOWN_SECRET_CHARS] + "…"
+
     def rotate_signing_secret(self) -> str:
         """Replace the signing secret and return the new one."""
         self.signing_secret = new_signing_secret()
@@ -149,6 +155,7 @@ class Subscription(models.Model):
         return self.signing_secret
 
 
+SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full
 # Fields a save may change without changing where its room's events go (the last error, per failure).
 NOT_ROUTING = frozenset({"last_error", "last_error_at"})
 

@@ -8,10 +8,10 @@ import pytest
 from django.conf import settings
 
 from tests.callers import KINDS, Caller
+from tests.fresh_ids import start_ids_after_earlier_databases
 from tests.receiver import Receiver
 from tests.schema_validation import take_violations
 from tests.services import IN_CI, redis_url, stomp_url
-from delivery.maintenance import start_ids_after_earlier_databases
 from tests.workers import WorkerProcess, close_other_sessions
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ def api_replies_match_the_schema() -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:  # noqa: ANN001
+def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
     with django_db_blocker.unblock():
         start_ids_after_earlier_databases()
     yield
@@ -53,7 +53,7 @@ def live_services() -> None:
 
 
 @pytest.fixture(scope="module")
-def worker(django_db_setup, live_services, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:  # noqa: ANN001
+def worker(django_db_setup, live_services, tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
     """A real Celery worker with beat, on the test database, for the tests of one module."""
     process = WorkerProcess(tmp_path_factory.mktemp("workers"), "worker")
     yield process
@@ -61,7 +61,7 @@ def worker(django_db_setup, live_services, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture
-def start_worker(django_db_setup, live_services, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:  # noqa: ANN001
+def start_worker(django_db_setup, live_services, tmp_path: Path) -> Iterator[Callable[..., WorkerProcess]]:
     """Start workers inside one test (to kill them, or to give them other settings)."""
     started: list[WorkerProcess] = []
 
@@ -83,7 +83,7 @@ def receiver() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def admin_key(db) -> str:  # noqa: ANN001
+def admin_key(db) -> str:
     from rooms.models import ApiKey
 
     _, plaintext = ApiKey.issue("admin", is_admin=True)
@@ -91,7 +91,7 @@ def admin_key(db) -> str:  # noqa: ANN001
 
 
 @pytest.fixture
-def api_room(db):  # noqa: ANN001, ANN201
+def api_room(db):
     """The room the `caller` fixture's room key belongs to, with event type order.created v1."""
     from tests.factories import make_event_type, make_room
 
@@ -101,7 +101,7 @@ def api_room(db):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(params=KINDS)
-def caller(request: pytest.FixtureRequest, api_room) -> Caller:  # noqa: ANN001
+def caller(request: pytest.FixtureRequest, api_room) -> Caller:
     """Each kind of API caller in turn, relative to `api_room`."""
     from rooms.models import ApiKey
     from tests.factories import make_room
@@ -113,20 +113,6 @@ def caller(request: pytest.FixtureRequest, api_room) -> Caller:  # noqa: ANN001
         "no key": lambda: None,
     }
     return Caller(request.param, keys[request.param]())
-
-
-@pytest.fixture
-def forget_report_requests(db) -> Iterator[None]:  # noqa: ANN001
-    """Forget the report-run requests a test makes: they live in the cache, which no rollback undoes."""
-    from django.core.cache import cache
-
-    from analytics.actions import request_key
-    from analytics.models import ReportRun
-
-    cache.delete(request_key(None))
-    yield
-    for run in [None, *ReportRun.objects.all()]:
-        cache.delete(request_key(run))
 
 
 # The web UI's users: staff may use every page; a signed-in user without staff status gets 403.

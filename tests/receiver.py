@@ -88,7 +88,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 n = receiver._record(Received(time.monotonic(), self.path, dict(self.headers), body))
                 reply = receiver.scripts.get(self.path, always(204))(n)
@@ -105,7 +105,7 @@ class Receiver:
                 finally:
                     receiver._done(self.path)
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         return Handler

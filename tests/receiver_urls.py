@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from django.urls import path
-from dovecote_receiver import Push
-from dovecote_receiver.django import push_receiver
 
 from dovecote.urls import handler404  # noqa: F401
 from dovecote.urls import urlpatterns as dovecote_urlpatterns
+from dovecote_receiver import Push
+from dovecote_receiver.django import push_receiver
 from rooms.models import Room
 
 # The tests set the receiver's secrets (setting TEST_PUSH_SECRETS), and may make the handler fail.

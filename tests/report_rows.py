@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from django.db import connection
 from django.db.models import Model
 
-from analytics.jobs.store import RUN_LOCK
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, RetryCostReport
 
 
@@ -62,15 +59,3 @@ def saved(build: Callable[..., Model]) -> Callable[..., Model]:
 
 
 add_hourly, add_latency, add_error, add_retry_cost = map(saved, (hourly_row, latency_row, error_row, retry_cost_row))
-
-
-@contextmanager
-def holding_the_report_lock() -> Iterator[None]:
-    """Hold the report jobs' advisory lock on this connection, as a live run holds it on its own."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_advisory_lock(%s)", [RUN_LOCK])
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_unlock(%s)", [RUN_LOCK])

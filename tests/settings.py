@@ -18,7 +18,7 @@ os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
 # The test client and live servers speak plain HTTP (tests/test_production_settings.py checks the defaults).
 os.environ.setdefault("DOVECOTE_HTTPS", "false")
 
-from dovecote.settings import *  # noqa: E402, F403
+from dovecote.settings import *  # noqa: F403
 
 # Parallel runs on one machine (several developers' sessions) each set TEST_RUN_NAME, so they get
 # their own test database; give each its own TEST_REDIS_URL database too.

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+
 from dovecote_receiver import sign
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "receivers" / "python" / "example" / "orders.py"

@@ -54,10 +54,10 @@ def missing(reason: str) -> None:
 @pytest.fixture(scope="module")
 def spark(django_db_setup) -> Iterator[Any]:
     require_spark()
-    from analytics import actions
+    from analytics import runner
     from analytics.jobs.session import build_session
 
-    session = build_session(actions.job_config())
+    session = build_session(runner.job_config())
     yield session
     session.stop()
 
@@ -65,11 +65,11 @@ def spark(django_db_setup) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def history(django_db_setup, django_db_blocker) -> Iterator[None]:
     """About 2,500 messages over two days, committed, so Spark's JDBC connections see them."""
-    from analytics import traffic
+    from analytics import synthetic_history
 
     with django_db_blocker.unblock():
         clear_tables()
-        traffic.generate(2_500, 2, seed=7, end=HISTORY_END)
+        synthetic_history.generate(2_500, 2, seed=7, end=HISTORY_END)
     yield
     with django_db_blocker.unblock():
         clear_tables()
@@ -118,10 +118,10 @@ def query(sql_text: str, params: list[Any] | None = None) -> list[tuple]:
 
 
 def run(spark: Any, **options: Any) -> Any:
-    from analytics import actions
+    from analytics import runner
     from analytics.jobs.main import run_reports
 
-    return run_reports(lambda: spark, actions.job_config(), **options)
+    return run_reports(lambda: spark, runner.job_config(), **options)
 
 
 # ---- the same figures, computed in SQL ------------------------------------------------------------
@@ -256,10 +256,10 @@ def triples(values: list[int] | None) -> list[tuple[Any, Any, Any]]:
 
 
 def assert_every_figure_matches_sql() -> None:
-    from analytics import actions
+    from analytics import runner
 
     assert_hourly_matches_sql()
-    assert_latency_within_error(actions.job_config().percentile_accuracy)
+    assert_latency_within_error(runner.job_config().percentile_accuracy)
     assert_counts_match("SELECT hour, room_id, subscription_id, outcome, status_code, failed_attempts "
                         "FROM report_errors", ERRORS_SQL, 5)
     assert_counts_match("SELECT hour, room_id, subscription_id, publishes, replays, retries, dead_letters, rechecks, "
@@ -317,12 +317,12 @@ def test_a_repeated_run_changes_nothing(spark, history, sql, capsys) -> None:
 
 
 def test_an_incremental_run_after_new_traffic_changes_only_the_affected_hours(spark, history, sql) -> None:
-    from analytics import traffic
+    from analytics import synthetic_history
 
     before = snapshot()
     marks = [query(f"SELECT max(id) FROM {table}")[0][0]
              for table in ("published_messages", "delivery_attempts", "delivery_delivery")]
-    committed(traffic.generate, 300, 0.1, seed=11, end=HISTORY_END - timedelta(hours=20))
+    committed(synthetic_history.generate, 300, 0.1, seed=11, end=HISTORY_END - timedelta(hours=20))
     affected = {row[0] for row in query(
         "SELECT date_trunc('hour', sent_at) FROM published_messages WHERE id > %s "
         "UNION SELECT date_trunc('hour', started_at) FROM delivery_attempts WHERE id > %s "
@@ -382,18 +382,36 @@ def test_a_failed_run_leaves_the_reports_as_they_were(spark, history, sql, monke
     assert query("SELECT count(*) FROM report_hourly_staging")[0][0] == 0
 
 
-def test_a_run_is_skipped_while_another_holds_the_lock(spark, history, sql, capsys) -> None:
+def test_a_run_is_skipped_while_another_is_running(spark, history, sql, capsys) -> None:
     import psycopg
 
-    from analytics import actions
-    from analytics.jobs.store import RUN_LOCK, RunInProgress
+    from analytics import runner
+    from analytics.jobs.store import RunInProgress
 
-    database = actions.job_config().database
-    with psycopg.connect(**database.psycopg_kwargs(), autocommit=True) as holder:
-        holder.execute("SELECT pg_advisory_lock(%s)", [RUN_LOCK])
-        runs = query("SELECT count(*) FROM report_runs")[0][0]
-        with pytest.raises(RunInProgress):
-            run(spark)
-        call_command("run_reports")
-        assert "skipped: another report run is in progress" in capsys.readouterr().err
-        assert query("SELECT count(*) FROM report_runs")[0][0] == runs
+    database = runner.job_config().database
+    with psycopg.connect(**database.psycopg_kwargs(), autocommit=True) as other:
+        # Another driver's run: recorded running, its heartbeat fresh.
+        [alive] = other.execute("INSERT INTO report_runs (status, mode, master, started_at, heartbeat_at, progress, "
+                                "stage) VALUES ('running', 'full', '', now(), now(), 10, 'computing') RETURNING id"
+                                ).fetchone()
+        try:
+            runs = query("SELECT count(*) FROM report_runs")[0][0]
+            with pytest.raises(RunInProgress):
+                run(spark)
+            call_command("run_reports")
+            assert "skipped: another report run is in progress" in capsys.readouterr().err
+            assert query("SELECT count(*) FROM report_runs")[0][0] == runs
+        finally:
+            other.execute("DELETE FROM report_runs WHERE id = %s", [alive])
+
+
+def test_a_run_whose_heartbeat_stopped_is_recorded_failed_and_the_next_run_goes_ahead(spark, history, sql) -> None:
+    from analytics.jobs.store import ABANDONED_ERROR, HEARTBEAT_TIMEOUT_S
+
+    [dead] = committed(query, "INSERT INTO report_runs (status, mode, master, started_at, heartbeat_at, progress, "
+                              "stage) VALUES ('running', 'full', '', now(), now() - make_interval(secs => %s), 50, "
+                              "'computing') "
+                   "RETURNING id", [HEARTBEAT_TIMEOUT_S + 1])[0]
+    assert run(spark).run_id != dead
+    assert query("SELECT status, error FROM report_runs WHERE id = %s", [dead])[0] == ("failed", ABANDONED_ERROR)
+    assert latest_run()["status"] == "succeeded"

@@ -18,12 +18,12 @@ import pytest
 import stomp
 from django.test import Client
 
+from delivery.actions import delete_subscription
 from delivery.broker import EXPIRY_DESTINATION, Broker, Consumer, OutgoingMessage, connect
 from delivery.broker.shared import shared_broker
 from delivery.expiry import drain_expired
 from delivery.models import Delivery
 from rooms.models import ApiKey
-from subscriptions.actions import delete_subscription
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.services import stomp_url
 
@@ -217,7 +217,7 @@ def test_a_message_the_broker_expires_ends_expired_in_the_log_and_leaves_nothing
 
 @pytest.mark.django_db(transaction=True)
 def test_deleting_a_subscription_removes_its_queue_from_the_broker(
-    django_capture_on_commit_callbacks, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+    django_capture_on_commit_callbacks, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from delivery import tasks
 

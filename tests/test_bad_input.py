@@ -7,7 +7,6 @@ unknown fields: no request may answer 5xx, and every 4xx names what is wrong.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -245,7 +244,7 @@ def check_page(response: Any, case: str) -> None:
 
 
 @pytest.mark.parametrize("form", UI_FORMS)
-def test_each_ui_form_field_replaced_by_each_bad_value(client: Client, owner, world: World, form: str) -> None:  # noqa: ANN001
+def test_each_ui_form_field_replaced_by_each_bad_value(client: Client, owner, world: World, form: str) -> None:
     client.force_login(owner)
     path, data = UI_FORMS[form]
     data = {name: world.fill(value) for name, value in data.items()}
@@ -258,7 +257,7 @@ def test_each_ui_form_field_replaced_by_each_bad_value(client: Client, owner, wo
     check_page(client.post(world.fill(path), {**data, "x": "y" * 300_000}), f"{form}: oversize")
 
 
-def test_huge_ids_in_ui_forms_are_field_errors(client: Client, owner, world: World) -> None:  # noqa: ANN001
+def test_huge_ids_in_ui_forms_are_field_errors(client: Client, owner, world: World) -> None:
     client.force_login(owner)
     response = client.post("/api-keys/", {"name": "k", "rooms": "9" * 150})
     assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
@@ -269,7 +268,7 @@ def test_huge_ids_in_ui_forms_are_field_errors(client: Client, owner, world: Wor
 
 
 @pytest.mark.parametrize("page", UI_PAGES)
-def test_every_ui_list_takes_any_query(client: Client, owner, world: World, page: str) -> None:  # noqa: ANN001
+def test_every_ui_list_takes_any_query(client: Client, owner, world: World, page: str) -> None:
     client.force_login(owner)
     for name in UI_QUERY_NAMES:
         for value in UI_VALUES[:10]:

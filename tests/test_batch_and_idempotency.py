@@ -18,7 +18,7 @@ EVENT = {"event_type": "order.created", "event_version": "1", "payload": {"order
 
 
 @pytest.fixture
-def room():  # noqa: ANN201
+def room():
     room = make_room()
     make_event_type(room, schema={"type": "object", "required": ["order_id"]})
     make_subscription(room)
@@ -26,12 +26,12 @@ def room():  # noqa: ANN201
     return room
 
 
-def post(client: Client, path: str, body: object, key: str):  # noqa: ANN201
+def post(client: Client, path: str, body: object, key: str):
     return client.post(path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
 @pytest.mark.django_db
-def test_a_batch_answers_one_reply_per_message_in_order(client: Client, room, admin_key: str) -> None:  # noqa: ANN001
+def test_a_batch_answers_one_reply_per_message_in_order(client: Client, room, admin_key: str) -> None:
     body = {"messages": [{**EVENT, "correlation_id": f"c{i}"} for i in range(5)]}
     response = post(client, f"/api/v1/rooms/{room.pk}/messages/batch/", body, admin_key)
     assert response.status_code == 202
@@ -42,7 +42,7 @@ def test_a_batch_answers_one_reply_per_message_in_order(client: Client, room, ad
 
 
 @pytest.mark.django_db
-def test_one_invalid_item_rejects_the_batch_naming_its_index(client: Client, room, admin_key: str) -> None:  # noqa: ANN001
+def test_one_invalid_item_rejects_the_batch_naming_its_index(client: Client, room, admin_key: str) -> None:
     body = {"messages": [EVENT, EVENT, {**EVENT, "payload": {}}, {**EVENT, "event_version": "7"}, {"payload": 1}]}
     response = post(client, f"/api/v1/rooms/{room.pk}/messages/batch/", body, admin_key)
     assert response.status_code == 400
@@ -56,14 +56,14 @@ def test_one_invalid_item_rejects_the_batch_naming_its_index(client: Client, roo
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("body", [{"messages": []}, {"messages": [EVENT] * 501}, {}])
-def test_an_empty_oversized_or_missing_batch_is_400(client: Client, room, admin_key: str, body) -> None:  # noqa: ANN001
+def test_an_empty_oversized_or_missing_batch_is_400(client: Client, room, admin_key: str, body) -> None:
     response = post(client, f"/api/v1/rooms/{room.pk}/messages/batch/", body, admin_key)
     assert response.status_code == 400 and "messages" in response.json()
 
 
 @pytest.mark.django_db
 def test_the_same_key_within_24_hours_returns_the_first_reply_and_sends_nothing(
-    client: Client, room, admin_key: str  # noqa: ANN001
+    client: Client, room, admin_key: str
 ) -> None:
     first = post(client, f"/api/v1/rooms/{room.pk}/messages/", {**EVENT, "idempotency_key": "k1"}, admin_key).json()
     again = post(client, f"/api/v1/rooms/{room.pk}/messages/",
@@ -73,7 +73,7 @@ def test_the_same_key_within_24_hours_returns_the_first_reply_and_sends_nothing(
 
 
 @pytest.mark.django_db
-def test_a_key_older_than_24_hours_publishes_anew(client: Client, room, admin_key: str) -> None:  # noqa: ANN001
+def test_a_key_older_than_24_hours_publishes_anew(client: Client, room, admin_key: str) -> None:
     first = post(client, f"/api/v1/rooms/{room.pk}/messages/", {**EVENT, "idempotency_key": "k1"}, admin_key).json()
     IdempotencyKey.objects.update(created_at=timezone.now() - timedelta(hours=25))
     later = post(client, f"/api/v1/rooms/{room.pk}/messages/", {**EVENT, "idempotency_key": "k1"}, admin_key).json()
@@ -81,7 +81,7 @@ def test_a_key_older_than_24_hours_publishes_anew(client: Client, room, admin_ke
 
 
 @pytest.mark.django_db
-def test_keys_are_per_room(client: Client, room, admin_key: str) -> None:  # noqa: ANN001
+def test_keys_are_per_room(client: Client, room, admin_key: str) -> None:
     other = make_room()
     make_event_type(other)
     a = post(client, f"/api/v1/rooms/{room.pk}/messages/", {**EVENT, "idempotency_key": "k"}, admin_key).json()
@@ -90,7 +90,7 @@ def test_keys_are_per_room(client: Client, room, admin_key: str) -> None:  # noq
 
 
 @pytest.mark.django_db
-def test_a_key_repeated_inside_a_batch_is_published_once(client: Client, room, admin_key: str) -> None:  # noqa: ANN001
+def test_a_key_repeated_inside_a_batch_is_published_once(client: Client, room, admin_key: str) -> None:
     body = {"messages": [{**EVENT, "idempotency_key": "k"}, {**EVENT, "idempotency_key": "k"}, EVENT]}
     replies = post(client, f"/api/v1/rooms/{room.pk}/messages/batch/", body, admin_key).json()["messages"]
     assert replies[0] == replies[1] and replies[2]["message_id"] != replies[0]["message_id"]
@@ -98,7 +98,7 @@ def test_a_key_repeated_inside_a_batch_is_published_once(client: Client, room, a
 
 
 @pytest.mark.django_db(transaction=True)
-def test_concurrent_retries_with_one_key_publish_once(room, admin_key: str) -> None:  # noqa: ANN001
+def test_concurrent_retries_with_one_key_publish_once(room, admin_key: str) -> None:
     replies: list[dict] = []
     start = threading.Barrier(8)
 

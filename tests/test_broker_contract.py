@@ -301,7 +301,7 @@ def test_sends_from_four_threads_on_one_connection_are_all_confirmed(
                 broker.send_many(
                     [OutgoingMessage(destination, f"{thread}-{batch}-{n}".encode()) for n in range(10)]
                 )
-        except BaseException as error:  # re-raised below in the test thread
+        except BaseException as error:  # noqa: BLE001 - re-raised below in the test thread
             errors.append(error)
 
     threads = [threading.Thread(target=send_batch, args=(thread,)) for thread in range(4)]
@@ -334,7 +334,7 @@ def test_a_listening_consumer_is_handed_each_message_as_it_arrives(open_broker: 
     received = threading.Condition()
     consumer = None
 
-    def on_message(message) -> None:  # noqa: ANN001 - a ReceivedMessage, on the broker's thread
+    def on_message(message) -> None:
         with received:
             arrived.append((time.monotonic(), message.body))
             received.notify_all()

@@ -40,7 +40,7 @@ def test_a_printable_correlation_id_is_kept(client: Client, admin_key: str) -> N
     assert response.status_code == 202 and response.json()["correlation_id"] == "order 42/a:b"
 
 
-def test_the_ui_test_event_refuses_it_too(client: Client, member) -> None:  # noqa: ANN001
+def test_the_ui_test_event_refuses_it_too(client: Client, member) -> None:
     room = make_room()
     make_event_type(room)
     subscription = make_subscription(room)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def proxy(live_services) -> Iterator[TcpProxy]:  # noqa: ANN001
+def proxy(live_services) -> Iterator[TcpProxy]:
     target = urlsplit(stomp_url())
     server = TcpProxy((target.hostname, target.port))
     yield server

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 from django.test import Client, override_settings
 
+from api import health
 from delivery.broker import shared as shared_module
-from dovecote import health
 from rooms.models import ApiKey
 from tests.services import redis_url, stomp_url
 
@@ -77,7 +77,7 @@ def test_anonymous_callers_and_room_keys_see_no_error_text_or_timings(client: Cl
             assert response.json() == {"status": "unavailable", "down": ["broker"]}
 
 
-def test_a_staff_user_sees_the_details(client: Client, member) -> None:  # noqa: ANN001
+def test_a_staff_user_sees_the_details(client: Client, member) -> None:
     client.force_login(member)
     with override_settings(STOMP_URL=stomp_url(), CELERY_BROKER_URL=redis_url()):
         assert set(client.get("/healthz/").json()["checks"]) == {"database", "broker", "celery_broker"}

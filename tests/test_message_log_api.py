@@ -15,12 +15,12 @@ from tests.factories import make_delivery, make_message, make_room, make_subscri
 pytestmark = pytest.mark.django_db
 
 
-def get(client: Client, path: str, key: str, **params: str):  # noqa: ANN201
+def get(client: Client, path: str, key: str, **params: str):
     return client.get(path, params, HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
 @pytest.fixture
-def log():  # noqa: ANN201
+def log():
     """Two rooms; room A has two subscriptions, one message delivered and one retrying."""
     room_a, room_b = make_room(), make_room()
     billing, audit = make_subscription(room_a), make_subscription(room_a)
@@ -33,14 +33,15 @@ def log():  # noqa: ANN201
     make_delivery(paid, audit, status="retrying", attempts=1)
     make_delivery(created, billing, status="queued", created_at=created.created_at)
     make_delivery(other, elsewhere, status="delivered")
-    DeliveryAttempt.objects.create(delivery=delivered, correlation_id="corr-paid", attempt=1, outcome="failure", status_code=500,
-                                   error="HTTP 500", next_delay_ms=400, duration_ms=12)
-    DeliveryAttempt.objects.create(delivery=delivered, correlation_id="corr-paid", attempt=2, outcome="success", status_code=204,
-                                   duration_ms=8, started_at=timezone.now() + timedelta(milliseconds=400))
+    DeliveryAttempt.objects.create(delivery=delivered, correlation_id="corr-paid", attempt=1, outcome="failure",
+                                   status_code=500, error="HTTP 500", next_delay_ms=400, duration_ms=12)
+    DeliveryAttempt.objects.create(delivery=delivered, correlation_id="corr-paid", attempt=2, outcome="success",
+                                   status_code=204, duration_ms=8,
+                                   started_at=timezone.now() + timedelta(milliseconds=400))
     return {"room_a": room_a, "room_b": room_b, "billing": billing, "audit": audit, "paid": paid}
 
 
-def test_the_log_has_one_row_per_destination_newest_first(client: Client, admin_key: str, log) -> None:  # noqa: ANN001
+def test_the_log_has_one_row_per_destination_newest_first(client: Client, admin_key: str, log) -> None:
     rows = get(client, "/api/v1/messages/", admin_key).json()["results"]
     assert len(rows) == 4
     assert rows[-1]["correlation_id"] == "corr-created"
@@ -58,30 +59,30 @@ def test_the_log_has_one_row_per_destination_newest_first(client: Client, admin_
         ({"until": (timezone.now() - timedelta(hours=1)).isoformat()}, 1),
     ],
 )
-def test_filters_narrow_the_log(client: Client, admin_key: str, log, params, expected) -> None:  # noqa: ANN001
+def test_filters_narrow_the_log(client: Client, admin_key: str, log, params, expected) -> None:
     assert len(get(client, "/api/v1/messages/", admin_key, **params).json()["results"]) == expected
 
 
-def test_room_and_subscription_filters(client: Client, admin_key: str, log) -> None:  # noqa: ANN001
+def test_room_and_subscription_filters(client: Client, admin_key: str, log) -> None:
     by_room = get(client, "/api/v1/messages/", admin_key, room=str(log["room_a"].pk)).json()["results"]
     assert len(by_room) == 3
     by_sub = get(client, "/api/v1/messages/", admin_key, subscription=str(log["audit"].pk)).json()["results"]
     assert [r["status"] for r in by_sub] == ["retrying"]
 
 
-def test_a_bad_filter_value_is_400_naming_it(client: Client, admin_key: str, log) -> None:  # noqa: ANN001
+def test_a_bad_filter_value_is_400_naming_it(client: Client, admin_key: str, log) -> None:
     response = get(client, "/api/v1/messages/", admin_key, status="lost", since="yesterday")
     assert response.status_code == 400
     assert set(response.json()) == {"status", "since"}
 
 
-def test_a_room_key_sees_only_its_rooms(client: Client, log) -> None:  # noqa: ANN001
+def test_a_room_key_sees_only_its_rooms(client: Client, log) -> None:
     key = ApiKey.issue("b only", rooms=[log["room_b"]])[1]
     rows = get(client, "/api/v1/messages/", key).json()["results"]
     assert [r["correlation_id"] for r in rows] == ["corr-other"]
 
 
-def test_the_message_page_has_the_payload_and_each_timeline(client: Client, admin_key: str, log) -> None:  # noqa: ANN001
+def test_the_message_page_has_the_payload_and_each_timeline(client: Client, admin_key: str, log) -> None:
     body = get(client, f"/api/v1/messages/{log['paid'].pk}/", admin_key).json()
     assert body["payload"] == log["paid"].payload and body["correlation_id"] == "corr-paid"
     by_subscription = {d["subscription"]: d for d in body["destinations"]}
@@ -93,7 +94,7 @@ def test_the_message_page_has_the_payload_and_each_timeline(client: Client, admi
     assert by_subscription[log["audit"].pk]["timeline"] == []
 
 
-def test_the_message_page_of_another_room_is_403_and_unknown_is_404(client: Client, log) -> None:  # noqa: ANN001
+def test_the_message_page_of_another_room_is_403_and_unknown_is_404(client: Client, log) -> None:
     key = ApiKey.issue("b only", rooms=[log["room_b"]])[1]
     assert get(client, f"/api/v1/messages/{log['paid'].pk}/", key).status_code == 403
     assert get(client, "/api/v1/messages/00000000-0000-0000-0000-000000000000/", key).status_code == 404

@@ -54,7 +54,7 @@ def test_destination_names_follow_the_broker_layout() -> None:
         ([{"name": "order.paid"}], ("order.created", "1"), False),
     ],
 )
-def test_event_type_filters_match_by_name_and_optional_version(filters, event, matches) -> None:  # noqa: ANN001
+def test_event_type_filters_match_by_name_and_optional_version(filters, event, matches) -> None:
     assert make_subscription(make_room(), event_types=filters).matches(*event) is matches
 
 

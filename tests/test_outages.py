@@ -24,7 +24,7 @@ def closed_port() -> int:
 
 
 @pytest.fixture
-def world():  # noqa: ANN201
+def world():
     room = make_room()
     make_event_type(room)
     subscription = make_subscription(room, type="pull", push_url="")
@@ -46,7 +46,7 @@ def database_through_proxy() -> Iterator[TcpProxy]:
     connection.ensure_connection()
 
 
-def post(client: Client, key: str, path: str, body: dict):  # noqa: ANN201
+def post(client: Client, key: str, path: str, body: dict):
     return client.post(path, json.dumps(body), content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
 
 
@@ -54,7 +54,7 @@ def publish_body() -> dict:
     return {"event_type": "order.created", "event_version": "1", "payload": {"order_id": 1}}
 
 
-def test_publish_and_pull_answer_503_while_the_database_is_down(client: Client, world,  # noqa: ANN001
+def test_publish_and_pull_answer_503_while_the_database_is_down(client: Client, world,
                                                                  database_through_proxy: TcpProxy) -> None:
     room, subscription, key = world
     assert post(client, key, f"/api/v1/rooms/{room.pk}/messages/", publish_body()).status_code == 202
@@ -74,16 +74,16 @@ def test_publish_and_pull_answer_503_while_the_database_is_down(client: Client, 
     assert post(client, key, f"/api/v1/rooms/{room.pk}/messages/", publish_body()).status_code == 202
 
 
-def test_pull_answers_503_while_the_broker_is_unreachable(client: Client, world) -> None:  # noqa: ANN001
-    room, subscription, key = world
+def test_pull_answers_503_while_the_broker_is_unreachable(client: Client, world) -> None:
+    _, subscription, key = world
     with override_settings(STOMP_URL=f"stomp://dovecote:dovecote@127.0.0.1:{closed_port()}"):
         response = post(client, key, f"/api/v1/subscriptions/{subscription.pk}/pull/", {"wait_ms": 0})
     assert response.status_code == 503 and response["Retry-After"] == "5"
     assert response.json()["detail"] == "the message broker is unreachable; retry in a few seconds"
 
 
-def test_publish_is_still_accepted_while_the_broker_is_unreachable(client: Client, world) -> None:  # noqa: ANN001
+def test_publish_is_still_accepted_while_the_broker_is_unreachable(client: Client, world) -> None:
     room, _, key = world
     with override_settings(STOMP_URL=f"stomp://dovecote:dovecote@127.0.0.1:{closed_port()}"):
-        # The outbox holds it (CONTRACT §5): nothing acknowledged is lost, so no 503 here.
+        # The outbox holds it (docs/contract.md#redelivery): nothing acknowledged is lost, so no 503 here.
         assert post(client, key, f"/api/v1/rooms/{room.pk}/messages/", publish_body()).status_code == 202

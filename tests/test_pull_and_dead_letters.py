@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import time
 
@@ -25,7 +26,7 @@ def call(client: Client, key: str, path: str, body: dict) -> dict:
 
 
 @pytest.fixture
-def setup():  # noqa: ANN201
+def setup():
     room = make_room(delivery_delay_ms=200, delivery_delay_multiplier=1, delivery_attempts=2)
     make_event_type(room)
     key = ApiKey.issue("consumer", rooms=[room])[1]
@@ -38,7 +39,7 @@ def pull(client: Client, key: str, subscription_id: int, **options: int) -> list
     return call(client, key, f"/api/v1/subscriptions/{subscription_id}/pull/", options)["messages"]
 
 
-def test_pulled_messages_are_leased_and_acked_once(client: Client, setup) -> None:  # noqa: ANN001
+def test_pulled_messages_are_leased_and_acked_once(client: Client, setup) -> None:
     room, key, subscription = setup
     published = [publish(client, key, room.pk, correlation_id=f"c{i}")["message_id"] for i in range(3)]
 
@@ -56,17 +57,17 @@ def test_pulled_messages_are_leased_and_acked_once(client: Client, setup) -> Non
     assert Delivery.objects.filter(status="acked").count() == 3
 
 
-def test_a_consumer_that_never_acks_sees_the_message_again_then_in_the_dead_letters(client: Client, setup) -> None:  # noqa: ANN001
+def test_a_consumer_that_never_acks_sees_the_message_again_then_in_the_dead_letters(client: Client, setup) -> None:
     room, key, subscription = setup
     message_id = publish(client, key, room.pk)["message_id"]
 
     seen = []
     deadline = time.monotonic() + 30
     while len(seen) < 3 and time.monotonic() < deadline:
-        for message in pull(client, key, subscription.pk, lease_ms=300):
-            seen.append((message["attempt"], time.monotonic()))
+        pulled = pull(client, key, subscription.pk, lease_ms=300)
+        seen.extend((message["attempt"], time.monotonic()) for message in pulled)
     assert [attempt for attempt, _ in seen] == [1, 2, 3]
-    assert all(later - earlier >= 0.45 for (_, earlier), (_, later) in zip(seen, seen[1:], strict=False))
+    assert all(later - earlier >= 0.45 for (_, earlier), (_, later) in itertools.pairwise(seen))
 
     delivery = wait_for_status(message_id, subscription.pk, "dead_lettered")
     outcomes = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("attempt", "outcome"))
@@ -76,7 +77,7 @@ def test_a_consumer_that_never_acks_sees_the_message_again_then_in_the_dead_lett
     assert [d["message_id"] for d in letters] == [message_id]
 
 
-def test_extend_keeps_a_lease_alive_past_its_first_deadline(client: Client, setup) -> None:  # noqa: ANN001
+def test_extend_keeps_a_lease_alive_past_its_first_deadline(client: Client, setup) -> None:
     room, key, subscription = setup
     publish(client, key, room.pk)
     [message] = pull(client, key, subscription.pk, lease_ms=700)
@@ -88,7 +89,7 @@ def test_extend_keeps_a_lease_alive_past_its_first_deadline(client: Client, setu
                 {"ack_ids": [message["ack_id"]]})["done"] == [message["ack_id"]]
 
 
-def test_nack_retry_with_a_delay_and_nack_dead_letter(client: Client, setup) -> None:  # noqa: ANN001
+def test_nack_retry_with_a_delay_and_nack_dead_letter(client: Client, setup) -> None:
     room, key, subscription = setup
     message_id = publish(client, key, room.pk)["message_id"]
     [first] = pull(client, key, subscription.pk)
@@ -102,7 +103,7 @@ def test_nack_retry_with_a_delay_and_nack_dead_letter(client: Client, setup) -> 
     assert delivery.status == "dead_lettered" and delivery.last_error == "dead-lettered by the consumer"
 
 
-def test_an_ack_id_is_bound_to_its_subscription(client: Client, setup) -> None:  # noqa: ANN001
+def test_an_ack_id_is_bound_to_its_subscription(client: Client, setup) -> None:
     room, key, subscription = setup
     other = make_subscription(room, type="pull", push_url="")
     publish(client, key, room.pk)
@@ -112,7 +113,7 @@ def test_an_ack_id_is_bound_to_its_subscription(client: Client, setup) -> None: 
     assert Delivery.objects.get(message_id=message["message_id"], subscription=subscription).status == "leased"
 
 
-def test_pull_input_errors(client: Client, setup) -> None:  # noqa: ANN001
+def test_pull_input_errors(client: Client, setup) -> None:
     room, key, subscription = setup
     push = make_subscription(room)
     path = f"/api/v1/subscriptions/{subscription.pk}/pull/"
@@ -139,7 +140,7 @@ def test_replaying_a_dead_letter_to_a_healthy_receiver_delivers_it_with_both_liv
     make_event_type(room)
     key = ApiKey.issue("shop", rooms=[room])[1]
     down = {"healthy": False}
-    hook = receiver.script("/hook", lambda n: always(204 if down["healthy"] else 500)(n))
+    hook = receiver.script("/hook", lambda n: always(204 if down["healthy"] else 500)(n))  # noqa: PLW0108 - reads `down` per request
     subscription = make_subscription(room, push_url=hook)
     message_id = publish(client, key, room.pk)["message_id"]
     wait_for_status(message_id, subscription.pk, "dead_lettered")
@@ -166,7 +167,7 @@ def dead_letter_one(client: Client, key: str, room_id: int, subscription_id: int
     return message_id
 
 
-def test_purged_dead_letters_leave_the_list_but_not_the_log(client: Client, setup) -> None:  # noqa: ANN001
+def test_purged_dead_letters_leave_the_list_but_not_the_log(client: Client, setup) -> None:
     room, key, subscription = setup
     message_id = dead_letter_one(client, key, room.pk, subscription.pk)
     path = f"/api/v1/subscriptions/{subscription.pk}/dead-letters/"
@@ -177,7 +178,7 @@ def test_purged_dead_letters_leave_the_list_but_not_the_log(client: Client, setu
     assert Delivery.objects.get(message_id=message_id).status == "dead_lettered"
 
 
-def test_purging_with_delete_still_works_and_names_its_successor(client: Client, setup) -> None:  # noqa: ANN001
+def test_purging_with_delete_still_works_and_names_its_successor(client: Client, setup) -> None:
     room, key, subscription = setup
     message_id = dead_letter_one(client, key, room.pk, subscription.pk)
     path = f"/api/v1/subscriptions/{subscription.pk}/dead-letters/"

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
 from django.test import Client, override_settings
 
-from delivery import dead_letters, long_polls
+from api import long_polls
+from delivery import dead_letters
 from delivery.models import Delivery
 from rooms.models import ApiKey
 from tests.factories import make_delivery, make_event_type, make_message, make_room, make_subscription
@@ -23,13 +23,13 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("
 
 
 @pytest.fixture
-def pull_room():  # noqa: ANN201
+def pull_room():
     room = make_room()
     make_event_type(room)
     return room, make_subscription(room, type="pull", push_url="")
 
 
-def start_long_poll(base_url: str, key: str, subscription_id: int, replies: list) -> threading.Thread:  # noqa: ANN001
+def start_long_poll(base_url: str, key: str, subscription_id: int, replies: list) -> threading.Thread:
     def run() -> None:
         replies.append(httpx.post(f"{base_url}/api/v1/subscriptions/{subscription_id}/pull/",
                                   json={"wait_ms": 4000}, headers={"Authorization": f"Bearer {key}"}, timeout=30))
@@ -46,7 +46,7 @@ def wait_for_held(count: int) -> None:
         time.sleep(0.01)
 
 
-def test_long_polls_over_the_limits_are_429_at_once_and_short_pulls_still_answer(live_server, pull_room) -> None:  # noqa: ANN001
+def test_long_polls_over_the_limits_are_429_at_once_and_short_pulls_still_answer(live_server, pull_room) -> None:
     room, subscription = pull_room
     first, second, third = (ApiKey.issue(name, rooms=[room])[1] for name in ("first", "second", "third"))
     replies: list[httpx.Response] = []
@@ -74,7 +74,7 @@ def test_long_polls_over_the_limits_are_429_at_once_and_short_pulls_still_answer
 
 
 @override_settings(DOVECOTE_PULL_REPLY_MAX_BYTES=250_000)
-def test_a_pull_reply_stops_at_its_byte_cap_and_the_rest_stays_queued(client: Client, pull_room) -> None:  # noqa: ANN001
+def test_a_pull_reply_stops_at_its_byte_cap_and_the_rest_stays_queued(client: Client, pull_room) -> None:
     room, subscription = pull_room
     key = ApiKey.issue("consumer", rooms=[room])[1]
     for n in range(4):
@@ -95,7 +95,7 @@ def test_a_pull_reply_stops_at_its_byte_cap_and_the_rest_stays_queued(client: Cl
 
 
 @override_settings(DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM=2)
-def test_a_room_holds_at_most_its_quota_of_subscriptions(client: Client, member) -> None:  # noqa: ANN001
+def test_a_room_holds_at_most_its_quota_of_subscriptions(client: Client, member) -> None:
     room = make_room()
     key = ApiKey.issue("owner", rooms=[room])[1]
     path = f"/api/v1/rooms/{room.pk}/subscriptions/"
@@ -113,13 +113,14 @@ def test_a_room_holds_at_most_its_quota_of_subscriptions(client: Client, member)
 
 @override_settings(DOVECOTE_REPLAY_CHUNK=2)
 def test_replaying_every_dead_letter_goes_in_chunks_of_short_transactions(pull_room,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     room, subscription = pull_room
     for _ in range(5):
         make_delivery(make_message(room), subscription, status=Delivery.Status.DEAD_LETTERED, attempts=3)
     chunks: list[int] = []
     real_chunk = dead_letters.replay_chunk
-    monkeypatch.setattr(dead_letters, "replay_chunk", lambda chosen, size: chunks.append(size) or real_chunk(chosen, size))
+    monkeypatch.setattr(dead_letters, "replay_chunk",
+                        lambda chosen, size: chunks.append(size) or real_chunk(chosen, size))
 
     replayed = dead_letters.replay(subscription, None)
 

@@ -18,7 +18,7 @@ from tests.receiver import Receiver, Reply, always, failing_then
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker")]
 
 
-def publish(client: Client, key: str, room_id: int, **body) -> dict:  # noqa: ANN003
+def publish(client: Client, key: str, room_id: int, **body) -> dict:
     body.setdefault("event_type", "order.created")
     body.setdefault("event_version", "1")
     body.setdefault("payload", {"order_id": 42})

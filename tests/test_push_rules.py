@@ -11,10 +11,10 @@ import pytest
 from django.utils import timezone
 
 from delivery import frames
-from delivery.broker import Broker, connect
-from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
 from delivery.attempts import Arrival, Attempt, start_attempts
+from delivery.broker import Broker, connect
 from delivery.frame_rules import POISON_LIMIT
+from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db
@@ -33,20 +33,20 @@ def delivery() -> Delivery:
     return make_delivery(make_message(room), make_subscription(room, timeout_ms=1000))
 
 
-def prepare(subscription, broker: Broker, consumer, frame) -> Attempt | None:  # noqa: ANN001
+def prepare(subscription, broker: Broker, consumer, frame) -> Attempt | None:
     """Judge one frame: the attempt to make, or None when it was settled at once."""
     [attempt] = start_attempts(broker, [Arrival(subscription, consumer, frame)])
     return attempt
 
 
-def prepare_burst(subscription, broker: Broker, consumer, burst: list) -> tuple[list[Attempt], int]:  # noqa: ANN001
+def prepare_burst(subscription, broker: Broker, consumer, burst: list) -> tuple[list[Attempt], int]:
     """Judge frames together: the attempts to make, and how many frames were settled at once."""
     results = start_attempts(broker, [Arrival(subscription, consumer, frame) for frame in burst])
     jobs = [result for result in results if result is not None]
     return jobs, len(results) - len(jobs)
 
 
-def receive_attempt(broker: Broker, delivery: Delivery, attempt: int):  # noqa: ANN201
+def receive_attempt(broker: Broker, delivery: Delivery, attempt: int):
     """Put attempt `attempt` of `delivery` on the broker and take it off again."""
     broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=0, next_delay_ms=None,
                                  body=frames.envelope(delivery.message)))
@@ -189,7 +189,7 @@ def test_a_copy_claimed_before_its_sender_records_the_failure_keeps_its_claim(
 # ---- a burst of frames judged together (`attempts.start_attempts`) ---------------------------------
 
 def test_a_burst_applies_the_same_rules_with_two_queries(
-    broker: Broker, delivery: Delivery, django_assert_max_num_queries  # noqa: ANN001
+    broker: Broker, delivery: Delivery, django_assert_max_num_queries
 ) -> None:
     subscription = delivery.subscription
     fresh = [make_delivery(make_message(subscription.room), subscription) for _ in range(5)]
@@ -231,7 +231,7 @@ def test_a_claim_lost_to_another_worker_is_deferred_not_started(
     burst = [consumer.receive(timeout=1) for _ in range(2)]
     original = attempts.claim_attempts
 
-    def raced(ids: list[int], attempt: int, now) -> set[int]:  # noqa: ANN001
+    def raced(ids: list[int], attempt: int, now) -> set[int]:
         # Another worker claims `other` between this session's SELECT and its UPDATE.
         Delivery.objects.filter(pk=other.pk).update(attempts=1, attempt_started_at=timezone.now())
         return original(ids, attempt, now)
@@ -262,7 +262,7 @@ def test_failures_settled_together_send_their_copies_together(broker: Broker, de
     sent_together = []
     real_send_many = broker.send_many
 
-    def send_many(messages):  # noqa: ANN001, ANN202 - the broker confirms only the first two copies
+    def send_many(messages):
         sent_together.append(len(messages))
         real_send_many(messages[:2])
         if len(messages) > 1:

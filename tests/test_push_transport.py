@@ -110,9 +110,9 @@ def answer(status: str, headers: str = "", body: bytes = b"") -> Callable[[socke
 
 @override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
 def test_a_name_rebinding_to_loopback_after_the_check_is_refused_and_never_reached(
-    servers, monkeypatch: pytest.MonkeyPatch  # noqa: ANN001
+    servers, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from delivery.url_safety import check_push_url
+    from subscriptions.push_urls import check_push_url
 
     receiver = servers(answer("204 No Content"))
     answers = iter(["93.184.216.34"])  # the first lookup: a public address; every later one: loopback
@@ -136,7 +136,7 @@ def test_a_name_rebinding_to_loopback_after_the_check_is_refused_and_never_reach
 
 
 @override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
-def test_an_address_literal_is_checked_before_connecting(servers) -> None:  # noqa: ANN001
+def test_an_address_literal_is_checked_before_connecting(servers) -> None:
     receiver = servers(answer("204 No Content"))
 
     result = post_once(request(f"http://127.0.0.1:{receiver.port}/hook"))
@@ -145,7 +145,7 @@ def test_an_address_literal_is_checked_before_connecting(servers) -> None:  # no
     assert receiver.connections == 0
 
 
-def test_proxy_variables_are_ignored(servers, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+def test_proxy_variables_are_ignored(servers, monkeypatch: pytest.MonkeyPatch) -> None:
     receiver = servers(answer("204 No Content"))
     proxy = servers(answer("200 OK"))
     for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
@@ -181,7 +181,7 @@ def drip(head: bytes, every_s: float = 0.1) -> Callable[[socket.socket], None]:
     b"HTTP/1.1 200 OK\r\nX-Slow: ",  # a head that never ends
     b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 100,  # a valid head, one byte at a time
 ], ids=["body", "headers", "status line"])
-def test_a_receiver_that_drips_bytes_is_cut_off_at_the_deadline(servers, head: bytes) -> None:  # noqa: ANN001
+def test_a_receiver_that_drips_bytes_is_cut_off_at_the_deadline(servers, head: bytes) -> None:
     receiver = servers(drip(head))
     started = time.monotonic()
 
@@ -197,7 +197,7 @@ def test_a_receiver_that_drips_bytes_is_cut_off_at_the_deadline(servers, head: b
         assert elapsed_ms <= 1000 + DEADLINE_GRACE_MS
 
 
-def test_an_endless_body_is_not_read_past_the_cap(servers) -> None:  # noqa: ANN001
+def test_an_endless_body_is_not_read_past_the_cap(servers) -> None:
     chunk = b"y" * 65536
 
     def flood(conn: socket.socket) -> None:
@@ -226,7 +226,7 @@ def test_an_endless_body_is_not_read_past_the_cap(servers) -> None:  # noqa: ANN
     ("Wed, 21 Oct 2015 07:28:00 GMT", 0),
     ("soon", None),
 ])
-def test_retry_after_is_read_within_bounds(servers, value: str, expected: int | None) -> None:  # noqa: ANN001
+def test_retry_after_is_read_within_bounds(servers, value: str, expected: int | None) -> None:
     receiver = servers(answer("429 Too Many Requests", f"Retry-After: {value}\r\n"))
 
     result = post_once(request(f"http://127.0.0.1:{receiver.port}/hook"))
@@ -236,7 +236,7 @@ def test_retry_after_is_read_within_bounds(servers, value: str, expected: int | 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_records_a_dripping_receiver_as_a_timeout_at_its_deadline(
-    client, servers, worker  # noqa: ANN001
+    client, servers, worker
 ) -> None:
     from rooms.models import ApiKey
     from tests.factories import make_event_type, make_room, make_subscription

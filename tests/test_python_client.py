@@ -15,6 +15,9 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from pytest_django.live_server_helper import LiveServer
+
+from delivery.models import Delivery, Message
 from dovecote_api.api.messages import (
     messages_list,
     messages_publish,
@@ -75,9 +78,6 @@ from dovecote_api.models import (
     SubscriptionRequest,
 )
 from dovecote_client import Consumed, DeadLetter, Dovecote, DovecoteError, Event, Retry
-from pytest_django.live_server_helper import LiveServer
-
-from delivery.models import Delivery, Message
 from rooms.models import ApiKey
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver
@@ -141,7 +141,8 @@ def test_the_generated_client_performs_every_documented_operation(admin: Dovecot
     assert pulled.push_url is None and pulled.signing_secret is None
     assert {s.name for s in call(rooms_subscriptions_list, room.id).results} == {"billing", "audit"}
     assert call(subscriptions_retrieve, pulled.id).destination == f"room-{room.id}::subscription-{pulled.id}"
-    assert call(subscriptions_partial_update, pulled.id, body=PatchedSubscriptionRequest(max_in_flight=5)).max_in_flight == 5
+    patched = call(subscriptions_partial_update, pulled.id, body=PatchedSubscriptionRequest(max_in_flight=5))
+    assert patched.max_in_flight == 5
     assert call(subscriptions_pause, push.id).status == "paused"
     assert call(subscriptions_resume, push.id).status == "active"
     assert call(subscriptions_rotate_secret, push.id).signing_secret != push.signing_secret
@@ -272,7 +273,7 @@ def test_consume_acks_what_the_handler_took_and_retries_or_dead_letters_the_rest
             raise Retry(delay_ms=200)
 
     def done(consumed: Consumed) -> bool:
-        return consumed.acked == 2 and consumed.dead_lettered == 1 or consumed.pulls > 40
+        return (consumed.acked == 2 and consumed.dead_lettered == 1) or consumed.pulls > 40
 
     consumed = admin.consume(subscription.pk, handle, wait_ms=2000, stop=done)
     assert (consumed.acked, consumed.retried, consumed.dead_lettered, consumed.lost) == (2, 1, 1, 0)

@@ -24,7 +24,7 @@ def walkthrough() -> str:
     readme = (ROOT / "README.md").read_text()
     section = readme[readme.index(SECTION):]
     section = section[:section.index("\n## ", len(SECTION))]
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
+    blocks = re.findall(r"```sh\n(.*?)```", section, re.DOTALL)
     assert len(blocks) >= 2 and "make demo" in blocks[0], "the section starts with the command that serves Dovecote"
     return "\n".join(blocks[1:])
 
@@ -79,7 +79,7 @@ def test_the_readme_walkthrough_runs_as_written_against_the_demo(tmp_path: Path)
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("worker")
-def test_the_readme_walkthrough_runs_as_written_against_the_services(live_server, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_readme_walkthrough_runs_as_written_against_the_services(live_server, tmp_path: Path) -> None:
     port = int(live_server.url.rsplit(":", 1)[1])
     # `make api-key` finds no demo on this (empty) state, so it makes the key in DATABASE_URL's database.
     env = {"DATABASE_URL": workers.test_database_url(), "DOVECOTE_SQLITE_PATH": str(tmp_path / "none.sqlite3")}

@@ -20,6 +20,8 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.test import Client
+from standardwebhooks.webhooks import Webhook
+
 from dovecote_receiver import (
     ForgedPush,
     Inbox,
@@ -31,8 +33,6 @@ from dovecote_receiver import (
     make_asgi_app,
 )
 from dovecote_receiver.django.models import InboxMessage
-from standardwebhooks.webhooks import Webhook
-
 from rooms.models import Room
 from tests import receiver_urls
 from tests.shop import envelope, orders, signed_headers
@@ -228,7 +228,8 @@ def test_the_asgi_app_handles_a_push_once_and_refuses_a_forgery(tmp_path: Path) 
     async def call(headers: dict[str, str]) -> tuple[int, dict]:
         sent: list[dict] = []
         scope = {"type": "http", "method": "POST", "path": "/",
-                 "headers": [(k.encode(), v.encode()) for k, v in {**headers, "content-length": str(len(body))}.items()]}
+                 "headers": [(k.encode(), v.encode())
+                             for k, v in {**headers, "content-length": str(len(body))}.items()]}
         chunks = iter([{"type": "http.request", "body": body[:10], "more_body": True},
                        {"type": "http.request", "body": body[10:], "more_body": False}])
 

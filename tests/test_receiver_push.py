@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 from django.test import Client
-from dovecote_receiver import ForgedPush, Push, SlowDown, Verifier
-from dovecote_receiver.django.models import InboxMessage
 from pytest_django.live_server_helper import LiveServer
 
 from delivery.models import DeliveryAttempt
+from dovecote_receiver import ForgedPush, Push, SlowDown, Verifier
+from dovecote_receiver.django.models import InboxMessage
 from rooms.models import ApiKey, Room
 from subscriptions.models import Subscription
 from tests import receiver_urls
@@ -143,8 +143,8 @@ def test_a_push_the_shop_cannot_verify_is_refused_until_dead_lettered(client: Cl
 def test_a_stale_or_forged_push_is_refused(shops: Callable[..., Shop]) -> None:
     secret = Subscription(type="push").signing_secret
     shop = shops([secret])
-    body = b'{"id": "m-1", "type": "order.created", "version": "1", "room": "r", "correlation_id": "c",' \
-           b' "timestamp": "2026-11-23T12:00:00+00:00", "data": {"order_id": 4}}'
+    body = (b'{"id": "m-1", "type": "order.created", "version": "1", "room": "r", "correlation_id": "c",'
+            b' "timestamp": "2026-11-23T12:00:00+00:00", "data": {"order_id": 4}}')
     stale = post(shop.url, signed_headers([secret], "m-1", body, timestamp=int(time.time()) - 3600), body)
     forged = post(shop.url, signed_headers([secret], "m-1", body), body.replace(b'"order_id": 4', b'"order_id": 5'))
     assert (stale.status_code, forged.status_code) == (401, 401)

@@ -8,9 +8,9 @@ import pytest
 from django.test import Client
 
 from delivery.models import Delivery, DeliveryAttempt
-from delivery.retry import RetryPolicy
 from delivery.transports import MAX_RETRY_AFTER_MS, retry_after_ms
 from rooms.models import ApiKey
+from subscriptions.retry import RetryPolicy
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, Reply
 from tests.test_push_delivery import publish

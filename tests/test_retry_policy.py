@@ -1,10 +1,10 @@
-"""The EBR formula of CONTRACT §5 at its edges."""
+"""The EBR formula of docs/contract.md#redelivery at its edges."""
 
 from __future__ import annotations
 
 import pytest
 
-from delivery.retry import LONGEST_DELAY_MS, RetryPolicy
+from subscriptions.retry import LONGEST_DELAY_MS, RetryPolicy
 
 
 def test_the_contract_example_gives_3000_then_4500_ms() -> None:

@@ -111,7 +111,8 @@ def test_a_created_room_replies_with_its_fields_id_and_address(client: Client, a
 
 def test_a_new_room_takes_the_default_delivery_settings(client: Client, admin_key: str) -> None:
     reply = call_api(client, "post", "/api/v1/rooms/", {"name": "bare"}, admin_key).json()
-    assert (reply["delivery_delay_ms"], reply["delivery_delay_multiplier"], reply["delivery_attempts"]) == (1000, 2.0, 5)
+    settings = (reply["delivery_delay_ms"], reply["delivery_delay_multiplier"], reply["delivery_attempts"])
+    assert settings == (1000, 2.0, 5)
     assert reply["message_expiration_ms"] is None and reply["max_delivery_delay_ms"] is None
 
 
@@ -130,7 +131,8 @@ def test_a_new_room_takes_the_default_delivery_settings(client: Client, admin_ke
         ({"name": "r", "message_expiration_ms": -5}, {"message_expiration_ms"}),
         ({"name": "r", "max_delivery_delay_ms": -5}, {"max_delivery_delay_ms"}),
         ({"name": "r", "delivery_delay_ms": 5000, "max_delivery_delay_ms": 4999}, {"max_delivery_delay_ms"}),
-        ({"name": "r", "delivery_delay_ms": -1, "delivery_attempts": "many"}, {"delivery_delay_ms", "delivery_attempts"}),
+        ({"name": "r", "delivery_delay_ms": -1, "delivery_attempts": "many"},
+         {"delivery_delay_ms", "delivery_attempts"}),
     ],
 )
 def test_invalid_room_settings_are_400_naming_each_field(client: Client, admin_key: str, body: dict,
@@ -312,7 +314,8 @@ def test_a_schema_given_to_an_event_type_is_enforced_on_publish(client: Client, 
                                                                api_room: Room) -> None:
     schema = {"type": "object", "required": ["amount"], "properties": {"amount": {"type": "number"}}}
     body = {"name": "order.paid", "version": "2", "schema": schema}
-    assert call_api(client, "post", f"/api/v1/rooms/{api_room.pk}/event-types/", body, admin_key).json()["schema"] == schema
+    reply = call_api(client, "post", f"/api/v1/rooms/{api_room.pk}/event-types/", body, admin_key)
+    assert reply.json()["schema"] == schema
     event = {"event_type": "order.paid", "event_version": "2", "payload": {"amount": "lots"}}
     response = call_api(client, "post", f"/api/v1/rooms/{api_room.pk}/messages/", event, admin_key)
     assert response.status_code == 400 and "payload" in response.json()

@@ -26,14 +26,14 @@ class CountingServer:
         counter = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 counter.hits += 1
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
                 self.wfile.write(b'{"type": "object"}')
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -51,11 +51,11 @@ def server() -> Iterator[CountingServer]:
     running.server.shutdown()
 
 
-def add_event_type(client: Client, key: str, room: Room, schema: object, name: str = "order.paid"):  # noqa: ANN201
+def add_event_type(client: Client, key: str, room: Room, schema: object, name: str = "order.paid"):
     return call_api(client, "post", f"/api/v1/rooms/{room.pk}/event-types/", {"name": name, "schema": schema}, key)
 
 
-def publish(client: Client, key: str, room: Room, payload: object, event_type: str = "order.created"):  # noqa: ANN201
+def publish(client: Client, key: str, room: Room, payload: object, event_type: str = "order.created"):
     body = {"event_type": event_type, "event_version": "1", "payload": payload}
     return call_api(client, "post", f"/api/v1/rooms/{room.pk}/messages/", body, key)
 
@@ -115,7 +115,7 @@ def test_local_references_that_resolve_are_kept_and_applied(client: Client, admi
         "children/0/amount: -1 is less than the minimum of 0"]
 
 
-def test_the_ui_refuses_a_remote_reference_too(client: Client, member) -> None:  # noqa: ANN001
+def test_the_ui_refuses_a_remote_reference_too(client: Client, member) -> None:
     client.force_login(member)
     room = make_room()
     response = client.post(f"/rooms/{room.pk}/event-types/",

@@ -23,7 +23,8 @@ def stored(subscription: Subscription) -> str:
 
 def store_raw(subscription: Subscription, value: str) -> None:
     with connection.cursor() as cursor:
-        cursor.execute("UPDATE subscriptions_subscription SET signing_secret = %s WHERE id = %s", [value, subscription.pk])
+        cursor.execute("UPDATE subscriptions_subscription SET signing_secret = %s WHERE id = %s",
+                       [value, subscription.pk])
 
 
 def test_the_database_holds_ciphertext_and_the_model_the_secret() -> None:
@@ -46,7 +47,7 @@ def test_a_plaintext_row_from_before_is_read_and_then_encrypted() -> None:
     assert Subscription.objects.get(pk=subscription.pk).signing_secret == "whsec_" + "A" * 43 + "="
 
 
-def test_a_key_is_rotated_by_putting_a_new_one_first_then_reencrypting(settings) -> None:  # noqa: ANN001
+def test_a_key_is_rotated_by_putting_a_new_one_first_then_reencrypting(settings) -> None:
     subscription = make_subscription(make_room())
     secret, old = subscription.signing_secret, settings.DOVECOTE_SECRETS_KEYS[0]
     new = Fernet.generate_key().decode()
@@ -59,7 +60,7 @@ def test_a_key_is_rotated_by_putting_a_new_one_first_then_reencrypting(settings)
         Subscription.objects.get(pk=subscription.pk)
 
 
-def test_the_admin_never_shows_a_signing_secret_in_full(client: Client, owner) -> None:  # noqa: ANN001
+def test_the_admin_never_shows_a_signing_secret_in_full(client: Client, owner) -> None:
     subscription = make_subscription(make_room())
     client.force_login(owner)
     page = client.get(f"/admin/subscriptions/subscription/{subscription.pk}/change/").content.decode()

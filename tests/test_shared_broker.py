@@ -9,7 +9,7 @@ from delivery.broker import BrokerUnavailable
 from delivery.broker.shared import shared_broker
 
 
-def test_after_a_failed_switch_to_an_unreachable_broker_the_next_call_connects_again(live_services) -> None:  # noqa: ANN001
+def test_after_a_failed_switch_to_an_unreachable_broker_the_next_call_connects_again(live_services) -> None:
     shared_broker()
     with override_settings(STOMP_URL="stomp://admin:admin@127.0.0.1:1"), pytest.raises(BrokerUnavailable):
         shared_broker()

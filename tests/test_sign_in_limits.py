@@ -23,7 +23,7 @@ def operator(django_user_model: type[User]) -> User:
     return django_user_model.objects.create_user("operator", password="right-pass-1", is_staff=True)
 
 
-def log_in(client: Client, address: str, password: str, path: str = "/login/"):  # noqa: ANN201
+def log_in(client: Client, address: str, password: str, path: str = "/login/"):
     return client.post(path, {"username": "operator", "password": password}, REMOTE_ADDR=address)
 
 
@@ -65,7 +65,7 @@ def test_after_too_many_bad_api_keys_the_address_gets_429(client: Client) -> Non
 @override_settings(DOVECOTE_API_KEY_FAILURE_RATE="2/min", DOVECOTE_TRUSTED_PROXIES=1)
 def test_behind_a_trusted_proxy_the_forwarded_address_counts_not_what_the_client_claims(client: Client) -> None:
     proxy, caller = fresh_address(), fresh_address()
-    for n in range(2):  # the client varies the X-Forwarded-For it sends; the proxy appends the real address
+    for _ in range(2):  # the client varies the X-Forwarded-For it sends; the proxy appends the real address
         client.get("/api/v1/rooms/", HTTP_AUTHORIZATION="Bearer dvc_guess", REMOTE_ADDR=proxy,
                    HTTP_X_FORWARDED_FOR=f"{fresh_address()}, {caller}")
     blocked = client.get("/api/v1/rooms/", HTTP_AUTHORIZATION="Bearer dvc_guess", REMOTE_ADDR=proxy,

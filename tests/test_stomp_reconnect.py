@@ -17,7 +17,6 @@ from tests.services import stomp_url
 from tests.tcp_proxy import TcpProxy
 
 
-
 def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -93,7 +93,8 @@ def test_a_push_subscription_reply_shows_the_signing_secret_in_full_only_on_crea
     assert (reply["status"], reply["status_reason"], reply["room"]) == ("active", "", api_room.pk)
     assert {k: reply[k] for k in PUSH} == PUSH
     masked = stored.signing_secret[:10] + "…"
-    assert call_api(client, "get", f"/api/v1/subscriptions/{stored.pk}/", None, admin_key).json()["signing_secret"] == masked
+    reply = call_api(client, "get", f"/api/v1/subscriptions/{stored.pk}/", None, admin_key)
+    assert reply.json()["signing_secret"] == masked
     listed = call_api(client, "get", f"/api/v1/rooms/{api_room.pk}/subscriptions/", None, admin_key).json()
     assert listed["results"][0]["signing_secret"] == masked
     patched = call_api(client, "patch", f"/api/v1/subscriptions/{stored.pk}/", {"timeout_ms": 500}, admin_key).json()
@@ -122,7 +123,8 @@ def test_a_filter_without_a_version_matches_every_version(client: Client, admin_
         ({"type": "pull", "push_url": "http://127.0.0.1:9/"}, "push_url", "a pull subscription takes no push_url"),
         ({"type": "push", "push_url": "not a url"}, "push_url", "Enter a valid URL."),
         ({"type": "push", "push_url": "ftp://127.0.0.1/x"}, "push_url", "refused: the scheme must be http or https"),
-        ({"type": "push", "push_url": "http://10.1.2.3/"}, "push_url", "refused: 10.1.2.3 resolves to 10.1.2.3, a private address"),
+        ({"type": "push", "push_url": "http://10.1.2.3/"}, "push_url",
+         "refused: 10.1.2.3 resolves to 10.1.2.3, a private address"),
         ({"type": "carrier-pigeon"}, "type", "is not a valid choice"),
         ({"event_types": [{"name": "order.shipped"}]}, "event_types", "room {room} has no event type 'order.shipped'"),
         ({"event_types": [{"name": "order.created", "version": "9"}]}, "event_types",
@@ -133,7 +135,8 @@ def test_a_filter_without_a_version_matches_every_version(client: Client, admin_
         ({"delivery_delay_multiplier": "inf"}, "delivery_delay_multiplier", "A valid number is required."),
         ({"delivery_attempts": -1}, "delivery_attempts", "greater than or equal to 0"),
         ({"max_delivery_delay_ms": -1}, "max_delivery_delay_ms", "greater than or equal to 0"),
-        ({"delivery_delay_ms": 900, "max_delivery_delay_ms": 800}, "max_delivery_delay_ms", "at least delivery_delay_ms"),
+        ({"delivery_delay_ms": 900, "max_delivery_delay_ms": 800}, "max_delivery_delay_ms",
+         "at least delivery_delay_ms"),
         ({"max_in_flight": 0}, "max_in_flight", "greater than or equal to 1"),
         ({"max_in_flight": 1001}, "max_in_flight", "less than or equal to 1000"),
         ({"timeout_ms": 99}, "timeout_ms", "greater than or equal to 100"),

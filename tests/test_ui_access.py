@@ -20,7 +20,7 @@ Url = Callable[[World], str]
 
 
 def url(name: str, **ids: Callable[[World], object]) -> Url:
-    return lambda w: reverse(f"ui:{name}", kwargs={k: get(w) for k, get in ids.items()})
+    return lambda w: reverse(f"console:{name}", kwargs={k: get(w) for k, get in ids.items()})
 
 
 ROOM = {"room_id": lambda w: w.room.pk}

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def world():  # noqa: ANN201
+def world():
     room = make_room()
     subscription = make_subscription(room)
     dead = make_delivery(make_message(room), subscription, status=Delivery.Status.DEAD_LETTERED)
@@ -23,7 +23,7 @@ def world():  # noqa: ANN201
     return room, subscription, dead, key
 
 
-def actions(world) -> dict[str, tuple[str, dict]]:  # noqa: ANN001
+def actions(world) -> dict[str, tuple[str, dict]]:
     room, subscription, dead, key = world
     dead_letter_action = f"/subscriptions/{subscription.pk}/dead-letters/action/"
     return {
@@ -42,7 +42,7 @@ ACTIONS = ["mint an admin key", "revoke a key", "delete a room", "delete a subsc
            "replay dead letters", "purge dead letters"]
 
 
-def state(world) -> tuple:  # noqa: ANN001
+def state(world) -> tuple:
     room, subscription, dead, key = world
     secret = Subscription.objects.filter(pk=subscription.pk).values_list("signing_secret", flat=True).first()
     dead_now = Delivery.objects.filter(pk=dead.pk).values_list("status", "purged_at").first()
@@ -51,7 +51,7 @@ def state(world) -> tuple:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_a_staff_user_without_the_permission_is_refused_and_nothing_changes(client: Client, viewer: User, world,  # noqa: ANN001
+def test_a_staff_user_without_the_permission_is_refused_and_nothing_changes(client: Client, viewer: User, world,
                                                                           action: str) -> None:
     client.force_login(viewer)
     before = state(world)
@@ -62,7 +62,7 @@ def test_a_staff_user_without_the_permission_is_refused_and_nothing_changes(clie
 
 
 @pytest.mark.parametrize("action", ACTIONS)
-def test_an_operator_with_the_permission_may(client: Client, member: User, world, action: str) -> None:  # noqa: ANN001
+def test_an_operator_with_the_permission_may(client: Client, member: User, world, action: str) -> None:
     client.force_login(member)
     before = state(world)
     path, data = actions(world)[action]
@@ -71,7 +71,7 @@ def test_an_operator_with_the_permission_may(client: Client, member: User, world
     assert state(world) != before
 
 
-def test_the_delete_confirmation_pages_need_the_permission_too(client: Client, viewer: User, world) -> None:  # noqa: ANN001
+def test_the_delete_confirmation_pages_need_the_permission_too(client: Client, viewer: User, world) -> None:
     room, subscription, _, _ = world
     client.force_login(viewer)
     assert client.get(f"/rooms/{room.pk}/delete/").status_code == 403

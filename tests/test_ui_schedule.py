@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from delivery.retry import RetryPolicy
-from dovecote.ui.schedule import duration, schedule, summary
+from console.schedule import duration, schedule, summary
+from subscriptions.retry import RetryPolicy
 
 
 def test_each_redelivery_starts_after_the_sum_of_the_delays_before_it() -> None:

@@ -207,7 +207,7 @@ def test_a_pull_subscription_has_no_secret_to_rotate(staff_client: Client, room:
 def test_a_test_event_goes_to_its_subscription_alone_with_the_first_matching_event_type(
         staff_client: Client, room: Room) -> None:
     subscription = make_subscription(room, event_types=[{"name": "order.paid"}])
-    other = make_subscription(room)
+    make_subscription(room)  # another subscription, whose filter matches too
 
     response = staff_client.post(f"/subscriptions/{subscription.pk}/test-event/",
                                  {"payload": '{"hello": "world"}', "correlation_id": "try-1"})
@@ -216,7 +216,7 @@ def test_a_test_event_goes_to_its_subscription_alone_with_the_first_matching_eve
     assert response.status_code == 302 and response["Location"] == f"/messages/{message.pk}/"
     assert (message.event_type, message.event_version, message.payload) == ("order.paid", "1", {"hello": "world"})
     assert list(Delivery.objects.filter(message=message).values_list("subscription_id", flat=True)) == [
-        subscription.pk]  # not `other`, whose filter matches too
+        subscription.pk]  # not the other one
 
 
 def test_a_test_event_the_schema_refuses_shows_why(staff_client: Client) -> None:
@@ -244,7 +244,8 @@ def test_deleting_a_subscription_asks_then_dead_letters_what_was_on_its_way(staf
     subscription = make_subscription(room, name="billing")
     delivery = make_delivery(make_message(room), subscription, status="queued")
 
-    assert "Delete subscription billing" in staff_client.get(f"/subscriptions/{subscription.pk}/delete/").content.decode()
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/delete/").content.decode()
+    assert "Delete subscription billing" in page
     response = staff_client.post(f"/subscriptions/{subscription.pk}/delete/")
 
     assert response.status_code == 302 and response["Location"] == f"/rooms/{room.pk}/"

@@ -1,4 +1,4 @@
-"""How the UI words errors, counts and times (dovecote/ui/text.py)."""
+"""How the UI words errors, counts and times (console/text.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dovecote.ui.text import ago, counted, error_summary
+from console.text import ago, counted, error_summary
 
 PYTHON_HTTP_SERVER_501 = """HTTP 501: <!DOCTYPE HTML>
 <html lang="en">

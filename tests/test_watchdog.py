@@ -15,24 +15,25 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from delivery import demo, outbox, watchdog
-from delivery.push.engine import PushEngine
+from delivery import outbox, watchdog
 from delivery.broker import BrokerUnavailable
 from delivery.broker.memory import reset_hub
 from delivery.broker.shared import close_shared_broker, shared_broker
 from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.push.engine import PushEngine
+from demo import seed
 from subscriptions.models import Subscription
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 from tests.receiver import Receiver, always
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)  # push sessions read the rows from their own threads
 
 Status = Delivery.Status
 LONG_AGO = timedelta(minutes=2)
 
 
 @pytest.fixture(params=["memory", "artemis"])
-def any_broker(request: pytest.FixtureRequest, settings) -> Iterator[str]:  # noqa: ANN001
+def any_broker(request: pytest.FixtureRequest, settings) -> Iterator[str]:
     """Each broker in turn: a fresh in-memory hub, then the real Apache Artemis of the test services."""
     if request.param == "memory":
         yield from memory_hub(settings)
@@ -44,11 +45,11 @@ def any_broker(request: pytest.FixtureRequest, settings) -> Iterator[str]:  # no
 
 
 @pytest.fixture
-def memory_broker(settings) -> Iterator[str]:  # noqa: ANN001
+def memory_broker(settings) -> Iterator[str]:
     yield from memory_hub(settings)
 
 
-def memory_hub(settings) -> Iterator[str]:  # noqa: ANN001
+def memory_hub(settings) -> Iterator[str]:
     name = f"watchdog-{uuid.uuid4().hex}"
     settings.STOMP_URL = f"memory://{name}"
     yield "memory"
@@ -61,7 +62,8 @@ def hook(receiver: Receiver) -> str:
     return receiver.script("/hook", always(204))
 
 
-def waiting_delivery(push_url: str, *, status: str = Status.QUEUED, attempts: int = 0, **subscription_fields) -> Delivery:  # noqa: ANN003
+def waiting_delivery(push_url: str, *, status: str = Status.QUEUED, attempts: int = 0,
+                     **subscription_fields) -> Delivery:
     """A delivery sent to the broker (its frame confirmed), left `status` after `attempts` attempts."""
     room = make_room(delivery_delay_ms=1000, delivery_delay_multiplier=2.0, delivery_attempts=5)
     subscription = make_subscription(room, push_url=push_url, timeout_ms=2000, **subscription_fields)
@@ -240,7 +242,7 @@ def test_after_a_demo_restart_retries_keep_their_attempt_and_due_time(memory_bro
                            attempts=1, lease_token="t", lease_expires_at=timezone.now() + timedelta(minutes=1))
     lose_frames(retrying)  # the demo's in-memory broker keeps nothing across a restart
 
-    assert demo.resend_lost_frames() == 1
+    assert seed.resend_lost_frames() == 1
 
     consumer = shared_broker().consumer(retrying.destination)
     frame = consumer.receive(timeout=2)
@@ -278,6 +280,6 @@ def test_a_broker_that_cannot_count_its_frames_makes_the_watchdog_wait_for_its_n
     assert watchdog.resend_lost() == 1  # back: the next sweep sends it
 
 
-def test_beat_runs_the_watchdog(settings) -> None:  # noqa: ANN001
+def test_beat_runs_the_watchdog(settings) -> None:
     entry = settings.CELERY_BEAT_SCHEDULE["resend-lost-frames"]
     assert entry["task"] == "delivery.tasks.resend_lost_frames" and entry["schedule"] <= 10

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 DEFAULT_JARS = "/usr/share/java/postgresql.jar"  # Debian's libpostgresql-jdbc-java
@@ -36,7 +37,7 @@ class Database:
     def jdbc_properties(self) -> dict[str, str]:
         return {"user": self.user, "password": self.password, "driver": "org.postgresql.Driver"}
 
-    def psycopg_kwargs(self) -> dict[str, object]:
+    def psycopg_kwargs(self) -> dict[str, Any]:
         return {"host": self.host, "port": self.port, "dbname": self.name, "user": self.user,
                 "password": self.password or None}
 
@@ -54,7 +55,8 @@ class JobConfig:
     # percentiles of 5 M attempts ran out of a 1 GB heap, 0.5 M per task is fine.
     rows_per_partition: int = 500_000
     fetchsize: int = 10_000  # rows per JDBC round trip (the driver's default, 0, buffers the whole result)
-    shuffle_partitions: int = 4  # two tasks per core; the outputs are small (Spark's default, 200, is mostly empty tasks)
+    # Two tasks per core; the outputs are small (Spark's default, 200, is mostly empty tasks).
+    shuffle_partitions: int = 4
     percentile_accuracy: int = 10_000  # percentile_approx: rank error at most 1/accuracy of the group size
     overlap_s: int = 300  # how far before the last watermark an incremental run looks again
     max_ranges: int = 50  # touched hours are read as at most this many time ranges

@@ -65,7 +65,7 @@ RETRY_COST_COLUMNS = ["key", *SUBSCRIPTION_KEYS, "publishes", "replays", "retrie
 
 
 def hourly(attempts: DataFrame, sends: DataFrame, expiries: DataFrame) -> DataFrame:
-    """Count publishes, deliveries, failures, retries, dead letters and expiries per room, subscription, event type, hour."""
+    """Count publishes, deliveries, failures, retries, dead letters and expiries per room, subscription, type, hour."""
     success = F.col("outcome") == "success"
     counts = [
         sends.groupBy(KEYS).agg(count_where(F.col("kind") == "publish").alias("published"),

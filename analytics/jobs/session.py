@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 
 from analytics.jobs.config import JobConfig
@@ -39,8 +40,6 @@ def build_session(config: JobConfig) -> SparkSession:
 
 def prepare_environment(config: JobConfig) -> None:
     """Set what the local launcher needs before the JVM starts (spark-submit sets its own)."""
-    from pyspark.find_spark_home import _find_spark_home
-
     os.environ.setdefault("SPARK_HOME", _find_spark_home())
     bin_dir = os.path.dirname(sys.executable)
     # Spark's launch scripts call `python3`: make it this interpreter, which has pyspark.

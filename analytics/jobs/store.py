@@ -1,26 +1,37 @@
-"""The report store on the driver (psycopg): the run lock, run records, the watermark and the swap.
+"""The report store on the driver (psycopg): the run's record and heartbeat, the watermark and the swap.
 
 Spark's JDBC writer commits each partition on its own, so a run never writes the report tables
 directly: it appends to the `*_staging` tables, and `publish` then deletes the hours in scope and
 copies the staged rows in, for every report table, in ONE PostgreSQL transaction together with the
 run's watermark. A reader sees the old figures or the new ones, never a mix; a run that dies leaves
 the report tables and the watermark as they were, and the next run simply does the work again.
+
+One run at a time, whoever starts it (the console's request through Celery, beat, `make report`,
+spark-submit): a run's whole state is its `report_runs` row, and a partial unique index lets at
+most one row be `requested` or `running`. A starting run takes the waiting request, or inserts a
+`running` row; the index refuses it while another is alive (RunInProgress). While it runs, a
+thread writes its heartbeat every HEARTBEAT_S; a `running` row whose heartbeat is older than
+HEARTBEAT_TIMEOUT_S lost its driver, and the next run records it failed. A run that was so
+declared dead cannot publish: the swap checks, in its transaction, that the row is still its own.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 import psycopg
 
 from analytics.jobs.config import Database, IdRange
 from analytics.jobs.hours import Scope
 
-# One report run at a time per database: a session-level advisory lock, released if the driver dies.
-RUN_LOCK = 0x646F7665636F7465 & 0x7FFFFFFFFFFFFFFF  # "dovecote"
+HEARTBEAT_S = 10  # how often a running run writes its heartbeat
+HEARTBEAT_TIMEOUT_S = 60  # a running run whose heartbeat is older has lost its driver
+ABANDONED_ERROR = "abandoned: the process running it stopped (its heartbeat stopped)"
 # Each input a run reads: its table, the timestamp that puts a row in an hour, and which rows count.
 INPUTS = {
     "sends": ("published_messages", "sent_at", "TRUE"),
@@ -29,7 +40,11 @@ INPUTS = {
 }
 
 class RunInProgress(Exception):
-    """Another report run holds the lock."""
+    """Another report run is running (its heartbeat is fresh)."""
+
+
+class RunLost(Exception):
+    """This run's row is no longer running: another run declared it abandoned (its heartbeat was late)."""
 
 
 @dataclass(frozen=True)
@@ -72,55 +87,110 @@ SELECT DISTINCT date_trunc('hour', at) FROM stamps ORDER BY 1
 
 
 class ReportStore:
-    """An autocommit connection that holds the run lock for as long as the run lasts."""
+    """An autocommit connection to the database the run reports on, and the run's heartbeat."""
 
-    def __init__(self, connection: psycopg.Connection) -> None:
+    def __init__(self, database: Database, connection: psycopg.Connection) -> None:
+        self.database = database
         self.connection = connection
+        self._heartbeat: threading.Thread | None = None
+        self._stop = threading.Event()
 
     @classmethod
     @contextmanager
     def open(cls, database: Database) -> Iterator[ReportStore]:
-        """Connect (session time zone UTC, so date_trunc cuts UTC hours) and take the run lock."""
+        """Connect (session time zone UTC, so date_trunc cuts UTC hours); stop the heartbeat on the way out."""
         with psycopg.connect(**database.psycopg_kwargs(), autocommit=True, options="-c TimeZone=UTC",
                              application_name="dovecote-reports") as connection:
-            if not connection.execute("SELECT pg_try_advisory_lock(%s)", [RUN_LOCK]).fetchone()[0]:
-                raise RunInProgress("another report run is in progress (it holds the report lock)")
-            yield cls(connection)
+            store = cls(database, connection)
+            try:
+                yield store
+            finally:
+                store.stop_heartbeat()
 
     def execute(self, sql: str, params: Sequence[object] | dict[str, object] | None = None) -> psycopg.Cursor:
         return self.connection.execute(sql, params)
+
+    def one(self, sql: str, params: Sequence[object] | dict[str, object] | None = None) -> tuple[Any, ...]:
+        """Run a statement that always returns one row (an aggregate, an INSERT … RETURNING); return it."""
+        row = self.execute(sql, params).fetchone()
+        if row is None:
+            raise RuntimeError(f"no row from: {sql[:80]}")
+        return row
 
     # ---- runs ------------------------------------------------------------------------------------
 
     def start_run(self, mode: str, master: str, since: datetime | None, until: datetime | None,
                   reports: Sequence[Report]) -> int:
-        """Record a new run as running, after clearing up after any run that died without saying so."""
-        # We hold the lock, so a run still marked running is dead, and nobody else writes staging rows.
-        self.execute("UPDATE report_runs SET status = 'failed', finished_at = now(), "
-                     "error = 'abandoned: the process running it stopped' WHERE status = 'running'")
+        """Take the waiting request or record a new run as running, and start its heartbeat; return its id.
+
+        Raise RunInProgress when another run is alive. A run left running whose heartbeat stopped is
+        recorded failed first (report_runs.ReportRunQuerySet.retire_abandoned is the same rule).
+        """
+        self.execute("UPDATE report_runs SET status = 'failed', finished_at = now(), error = %s "
+                     "WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => %s)",
+                     [ABANDONED_ERROR, HEARTBEAT_TIMEOUT_S])
+        fields = [mode, master, since, until]
+        row = self.execute(
+            "UPDATE report_runs SET status = 'running', mode = %s, master = %s, window_start = %s, window_end = %s, "
+            "started_at = now(), heartbeat_at = now(), progress = 0, stage = 'starting' WHERE id = "
+            "(SELECT min(id) FROM report_runs WHERE status = 'requested') AND status = 'requested' RETURNING id",
+            fields).fetchone()
+        if row is None:
+            try:
+                row = self.one(
+                    "INSERT INTO report_runs (status, mode, master, window_start, window_end, started_at, "
+                    "heartbeat_at, progress, stage) VALUES ('running', %s, %s, %s, %s, now(), now(), 0, 'starting') "
+                    "RETURNING id",
+                    fields)
+            except psycopg.errors.UniqueViolation:
+                raise RunInProgress(f"another report run is in progress ({self.running_run()})") from None
+        run_id = row[0]
         for report in reports:
-            # DELETE, not TRUNCATE: its lock does not wait for readers of the table to finish.
-            self.execute(f"DELETE FROM {report.staging}")
-        return self.execute(
-            "INSERT INTO report_runs (status, mode, master, window_start, window_end, progress, stage) "
-            "VALUES ('running', %s, %s, %s, %s, 0, 'starting') RETURNING id", [mode, master, since, until]
-        ).fetchone()[0]
+            # Rows a dead run staged. DELETE, not TRUNCATE: its lock does not wait for readers to finish.
+            self.execute(f"DELETE FROM {report.staging} WHERE run_id <> %s", [run_id])
+        self.start_heartbeat(run_id)
+        return run_id
+
+    def running_run(self) -> str:
+        row = self.execute("SELECT id, status, extract(epoch FROM now() - coalesce(heartbeat_at, requested_at)) "
+                           "FROM report_runs WHERE status IN ('requested', 'running')").fetchone()
+        return f"run {row[0]}, {row[1]}, {row[2]:.0f} s since it was last heard of" if row else "it just ended"
+
+    def start_heartbeat(self, run_id: int) -> None:
+        """Write the run's heartbeat every HEARTBEAT_S from a thread with its own connection, until the run ends."""
+        def beat() -> None:
+            with psycopg.connect(**self.database.psycopg_kwargs(), autocommit=True,
+                                 application_name="dovecote-reports-heartbeat") as connection:
+                while not self._stop.wait(HEARTBEAT_S):
+                    connection.execute("UPDATE report_runs SET heartbeat_at = now() "
+                                       "WHERE id = %s AND status = 'running'", [run_id])
+
+        self._stop.clear()
+        self._heartbeat = threading.Thread(target=beat, name=f"report-run-{run_id}-heartbeat", daemon=True)
+        self._heartbeat.start()
+
+    def stop_heartbeat(self) -> None:
+        self._stop.set()
+        if self._heartbeat is not None:
+            self._heartbeat.join(timeout=HEARTBEAT_S)
+            self._heartbeat = None
 
     def progress(self, run_id: int, percent: int, stage: str) -> None:
         self.execute("UPDATE report_runs SET progress = %s, stage = %s WHERE id = %s", [percent, stage[:200], run_id])
 
     def fail(self, run_id: int, error: str) -> None:
-        self.execute("UPDATE report_runs SET status = 'failed', finished_at = now(), error = %s WHERE id = %s",
-                     [error, run_id])
+        self.stop_heartbeat()
+        self.execute("UPDATE report_runs SET status = 'failed', finished_at = now(), error = %s "
+                     "WHERE id = %s AND status = 'running'", [error, run_id])
 
     # ---- the watermark -----------------------------------------------------------------------------
 
     def marks(self) -> Marks:
         """Return the clock and highest ids now (taken before reading, so nothing is missed between runs)."""
-        row = self.execute(
+        row = self.one(
             "SELECT now(), (SELECT coalesce(max(id), 0) FROM published_messages), "
             "(SELECT coalesce(max(id), 0) FROM delivery_attempts), (SELECT coalesce(max(id), 0) FROM delivery_delivery)"
-        ).fetchone()
+        )
         return Marks(*row)
 
     def last_marks(self) -> Marks | None:
@@ -147,8 +217,8 @@ class ReportStore:
     def id_range(self, name: str, scope: Scope) -> IdRange | None:
         """Return the lowest and highest id of an input's rows in scope, and how many there are (None: none)."""
         table, column, condition = INPUTS[name]
-        low, high, rows = self.execute(
-            f"SELECT min(id), max(id), count(*) FROM {table} WHERE {condition} AND {scope.sql(column)}").fetchone()
+        low, high, rows = self.one(
+            f"SELECT min(id), max(id), count(*) FROM {table} WHERE {condition} AND {scope.sql(column)}")
         return None if low is None else IdRange(low, high, rows)
 
     # ---- the swap ------------------------------------------------------------------------------
@@ -163,6 +233,10 @@ class ReportStore:
         """
         rows = 0
         with self.connection.transaction():
+            owned = self.execute("SELECT status FROM report_runs WHERE id = %s FOR UPDATE", [run_id]).fetchone()
+            if owned is None or owned[0] != "running":
+                raise RunLost(f"report run {run_id} was recorded {owned[0] if owned else 'deleted'} while it ran "
+                              f"(its heartbeat was late): its figures are not published")
             for report in reports:
                 columns = ", ".join(report.columns)
                 self.execute(f"DELETE FROM {report.table} WHERE {scope.sql('hour')}")
@@ -170,7 +244,7 @@ class ReportStore:
                     f"INSERT INTO {report.table} ({columns}) SELECT {columns} FROM {report.staging} "
                     "WHERE run_id = %s", [run_id]).rowcount
             staged_hours = " UNION ".join(f"SELECT hour FROM {r.staging} WHERE run_id = %(run)s" for r in reports)
-            hours = self.execute(f"SELECT count(*) FROM ({staged_hours}) AS hours", {"run": run_id}).fetchone()[0]
+            hours = self.one(f"SELECT count(*) FROM ({staged_hours}) AS hours", {"run": run_id})[0]
             for report in reports:
                 self.execute(f"DELETE FROM {report.staging} WHERE run_id = %s", [run_id])
             self.execute(
@@ -178,6 +252,7 @@ class ReportStore:
                 "rows_written = %s, hours_processed = %s, scope = %s, watermark_at = %s, max_send_id = %s, "
                 "max_attempt_id = %s, max_delivery_id = %s WHERE id = %s",
                 [rows, hours, scope_text, *(marks_fields(marks)), run_id])
+        self.stop_heartbeat()
         return rows, hours
 
 

@@ -21,6 +21,8 @@ from delivery.broker.base import (
     ReceivedMessage,
     SendFailed,
 )
+from delivery.broker.memory import MemoryBroker
+from delivery.broker.stomp import StompBroker
 
 __all__ = [
     "EXPIRY_DESTINATION",
@@ -44,12 +46,8 @@ def connect(
     """Open a broker connection for `url`; raise BrokerUnavailable if it cannot be made."""
     scheme = urlsplit(url).scheme
     if scheme == "memory":
-        from delivery.broker.memory import MemoryBroker
-
         return MemoryBroker(url)
     if scheme in ("stomp", "stomp+ssl"):
-        from delivery.broker.stomp import StompBroker
-
         return StompBroker(
             url, connect_timeout=connect_timeout, receipt_timeout=receipt_timeout, heartbeat_ms=heartbeat_ms
         )

@@ -115,13 +115,11 @@ class Management:
         while True:
             reply = json.loads(self.call("broker", "listQueues", query, page, PAGE_SIZE))
             rows = reply.get("data", [])
-            for row in rows:
-                if not row["name"].startswith(INTERNAL_PREFIXES):
-                    found.append(QueueStats(
-                        destination=_destination(row["address"], row["name"]),
-                        messages=int(row["messageCount"]), scheduled=int(row["scheduledCount"]),
-                        delivering=int(row["deliveringCount"]), consumers=int(row["consumerCount"]),
-                    ))
+            found.extend(QueueStats(
+                destination=_destination(row["address"], row["name"]),
+                messages=int(row["messageCount"]), scheduled=int(row["scheduledCount"]),
+                delivering=int(row["deliveringCount"]), consumers=int(row["consumerCount"]),
+            ) for row in rows if not row["name"].startswith(INTERNAL_PREFIXES))
             if page * PAGE_SIZE >= int(reply.get("count", 0)) or not rows:
                 return found
             page += 1

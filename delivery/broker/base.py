@@ -20,7 +20,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 
-
 EXPIRY_DESTINATION = "dovecote.expired"
 
 

@@ -337,7 +337,7 @@ class MemoryBroker(Broker):
                 if name_contains not in destination:
                     continue
                 buffered = sum(len(c.buffer) for c in queue.consumers)
-                delivering = sum(len(c._unacked) for c in queue.consumers)  # noqa: SLF001 - same module
+                delivering = sum(len(c._unacked) for c in queue.consumers)
                 scheduled = sum(1 for available_at, _, _ in queue.ready if available_at > now)
                 found.append(QueueStats(destination, messages=len(queue.ready) + buffered + delivering,
                                         scheduled=scheduled, delivering=delivering, consumers=len(queue.consumers)))

@@ -8,5 +8,5 @@
 - `bookkeeper.py`: the database and broker work of all sessions, in batches on its own threads;
 - `outcomes.py`: what a POST's outcome does (delivered, retried, dead-lettered, disabled).
 The frame rules are in delivery/frame_rules.py and delivery/attempts.py (pull uses them too);
-the retry rule in delivery/retry.py; the recording of outcomes in delivery/settle.py.
+the retry rule in subscriptions/retry.py; the recording of outcomes in delivery/settle.py.
 """

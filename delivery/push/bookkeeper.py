@@ -93,7 +93,7 @@ class Bookkeeper:
                 checked = time.monotonic()
             try:
                 results = self._run(batch)
-            except Exception as error:  # noqa: BLE001 - handed to every waiting session
+            except Exception as error:
                 log.exception("push bookkeeping: a %s batch of %d jobs failed", batch[0].kind, len(batch))
                 if isinstance(error, (OperationalError, InterfaceError, DatabaseError)):
                     connection.close()  # the next batch connects afresh

@@ -52,7 +52,7 @@ def enqueue_session(subscription_id: int, token: str) -> None:
 def start_sessions_for_deliveries(deliveries: Iterable[Delivery]) -> list[int]:
     """Start sessions for the push subscriptions of these deliveries (loaded with their subscription)."""
     push = Subscription.Type.PUSH
-    return start_sessions({delivery.subscription_id for delivery in deliveries
+    return start_sessions({delivery.subscription.pk for delivery in deliveries
                            if delivery.subscription is not None and delivery.subscription.type == push})
 
 

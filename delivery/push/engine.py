@@ -17,6 +17,7 @@ import time
 import uuid
 from concurrent.futures import Future
 
+import uvloop
 from django.conf import settings
 
 from delivery.broker.shared import shared_broker
@@ -32,11 +33,7 @@ STOP_GRACE_S = 5.0  # beyond the longest timeout_ms, for sessions to finish when
 
 
 def new_event_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's loop when it is installed (faster sockets), else asyncio's."""
-    try:
-        import uvloop
-    except ImportError:
-        return asyncio.new_event_loop()
+    """uvloop's loop (faster sockets than asyncio's)."""
     return uvloop.new_event_loop()
 
 
@@ -123,7 +120,7 @@ class PushEngine:
                 continue
             try:
                 await self._refresh()
-            except Exception:  # noqa: BLE001 - the loop must go on; claims lapse if this keeps failing
+            except Exception:
                 log.exception("push engine: could not renew its claims")
 
     async def _refresh(self) -> None:
@@ -135,8 +132,8 @@ class PushEngine:
         if idle:
             due = await self.bookkeeper.call(claims.retries_due_soon, idle)
             for subscription_id in idle:
-                if (session := self.sessions.get(subscription_id)) is not None:
-                    session.retry_due_soon = subscription_id in due
+                if (idle_session := self.sessions.get(subscription_id)) is not None:
+                    idle_session.retry_due_soon = subscription_id in due
 
     async def _stop(self) -> None:
         self.stopping = True
@@ -145,7 +142,7 @@ class PushEngine:
             session.stop()
         longest = max((s.subscription.timeout_ms for s in sessions if s.subscription), default=0) / 1000
         deadline = time.monotonic() + longest + STOP_GRACE_S
-        while self.sessions and time.monotonic() < deadline:
+        while self.sessions and time.monotonic() < deadline:  # noqa: ASYNC110 - sessions end on their own tasks
             await asyncio.sleep(0.05)
         await self.transport.close()
 

@@ -35,7 +35,7 @@ def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
 
 
 def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> None:
-    """Settle one subscription's failed POSTs (CONTRACT: retry, dead-letter, 410 disables), ack their frames."""
+    """Settle one subscription's failed POSTs (retry, dead-letter, 410 disables: docs/contract.md#push); ack them."""
     subscription = finished[0][0].arrival.subscription
     subscription.record_error(finished[-1][1].error)
     if any(result.gone for _, result in finished):

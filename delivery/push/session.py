@@ -16,29 +16,40 @@ soon, ends too: until then it stays warm, so the first message after a quiet spe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections import deque
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import Any, Protocol
 
 from delivery.attempts import Arrival, Attempt
-from delivery.broker import BrokerError, Consumer, ReceivedMessage
+from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import claims
-from delivery.transports import PushRequest, PushResult
+from delivery.push.bookkeeper import Bookkeeper
+from delivery.transports import PushRequest, PushResult, PushTransport
 from subscriptions.models import Subscription
-
-if TYPE_CHECKING:
-    from delivery.push.engine import PushEngine
 
 log = logging.getLogger("delivery.push")
 
 WAKE_EVERY_S = 1.0  # at least this often a session looks at its state
 
 
+class Engine(Protocol):
+    """What a session needs of the engine that runs it (engine.py's PushEngine)."""
+
+    token: str  # the claim of every session on the engine
+    broker: Broker
+    bookkeeper: Bookkeeper
+    transport: PushTransport
+    session_budget_s: float
+    session_idle_s: float
+
+
 class PushSession:
     """Deliver one subscription's queue until told to stop, idle, or out of budget."""
 
-    def __init__(self, engine: PushEngine, subscription_id: int, token: str) -> None:
+    def __init__(self, engine: Engine, subscription_id: int, token: str) -> None:
         self.engine = engine
         self.subscription_id = subscription_id
         self.token = token
@@ -83,8 +94,11 @@ class PushSession:
         if self.subscription is None:
             return  # another session took over meanwhile
         loop = asyncio.get_running_loop()
+        def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
+            loop.call_soon_threadsafe(self._arrived, frame)
+
         consumer = engine.broker.consumer(self.subscription.destination, prefetch=self.subscription.max_in_flight,
-                                          on_message=lambda frame: loop.call_soon_threadsafe(self._arrived, frame))
+                                          on_message=arrived)
         try:
             await self._loop(consumer)
         finally:
@@ -116,13 +130,11 @@ class PushSession:
             if self.accepting and self.is_idle() and not self.retry_due_soon:
                 return
             self._wakeup.clear()
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), WAKE_EVERY_S)
-            except TimeoutError:
-                pass
 
-    def _spawn(self, coroutine: object) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)  # type: ignore[arg-type]
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
@@ -133,7 +145,7 @@ class PushSession:
         try:
             results = await self.engine.bookkeeper.start_attempts(
                 [Arrival(subscription, consumer, frame) for frame in frames])
-        except Exception:  # noqa: BLE001 - the database or broker is failing: end, and let the frames come back
+        except Exception:
             log.exception("push session for subscription %s could not judge %d frames", self.subscription_id,
                           len(frames))
             self.stop(hand_over=True)
@@ -152,7 +164,7 @@ class PushSession:
         result: PushResult = await self.engine.transport.post(request)
         try:
             await self.engine.bookkeeper.record([(attempt, result)])
-        except (BrokerError, Exception):  # noqa: BLE001 - unrecorded: the frame stays unacked and comes back
+        except (BrokerError, Exception):
             log.exception("push session for subscription %s could not record an outcome", self.subscription_id)
             self.stop(hand_over=True)
         finally:

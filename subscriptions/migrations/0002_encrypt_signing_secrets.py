@@ -9,7 +9,7 @@ from django.db import migrations
 BATCH = 500
 
 
-def encrypt_plaintext_rows(apps, schema_editor):  # noqa: ANN001, ANN201
+def encrypt_plaintext_rows(apps, schema_editor):
     Subscription = apps.get_model("subscriptions", "Subscription")
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT id, signing_secret FROM subscriptions_subscription")
@@ -20,7 +20,7 @@ def encrypt_plaintext_rows(apps, schema_editor):  # noqa: ANN001, ANN201
             Subscription.objects.filter(pk=pk).update(signing_secret=secret)
 
 
-def decrypt_rows(apps, schema_editor):  # noqa: ANN001, ANN201
+def decrypt_rows(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT id, signing_secret FROM subscriptions_subscription")
         for pk, stored in cursor.fetchall():

@@ -13,9 +13,9 @@ from django.utils import timezone
 
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from delivery.models import Delivery, DeliveryAttempt, Message
-from delivery.retry import RetryPolicy
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
+from subscriptions.retry import RetryPolicy
 from tests.report_rows import error_row, hourly_row, latency_row, retry_cost_row
 
 Status = Delivery.Status
@@ -52,7 +52,8 @@ def build_scenery(seed: int = 7) -> Scenery:
         "type": "object", "required": ["order_id"], "properties": {"order_id": {"type": "integer"}}})
     billing = Subscription.objects.create(room=orders, name="billing", type="push",
                                           push_url="https://billing.example.com/hooks/dovecote",
-                                          event_types=[{"name": "order.paid"}, {"name": "order.created", "version": "1"}])
+                                          event_types=[{"name": "order.paid"},
+                                                       {"name": "order.created", "version": "1"}])
     crm = Subscription.objects.create(room=orders, name="crm-sync", type="push", push_url="https://crm.example.com/in",
                                       delivery_attempts=2, last_error=UNAVAILABLE,
                                       last_error_at=timezone.now() - timedelta(minutes=2))
@@ -172,7 +173,8 @@ def report_history(subscriptions: list[Subscription], rng: random.Random, days: 
         for room_id in {s.room_id for s in subscriptions}:
             rows = [row for row in latency[-len(subscriptions):] if row.room_id == room_id]
             latency.append(latency_row("room", room_id, None, hour, tuple(
-                round(sorted(getattr(r, f"latency_{p}_ms") for r in rows)[len(rows) // 2]) for p in ("p50", "p95", "p99")),
+                round(sorted(getattr(r, f"latency_{p}_ms") for r in rows)[len(rows) // 2])
+                for p in ("p50", "p95", "p99")),
                 delivered=sum(r.delivered for r in rows)))
     for model, rows in ((HourlyReport, hourly), (LatencyReport, latency), (ErrorReport, errors),
                         (RetryCostReport, costs)):

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def memory_broker(settings) -> Iterator[None]:  # noqa: ANN001
+def memory_broker(settings) -> Iterator[None]:
     """Publishes from these pages go to an in-memory broker of their own (the live server shares this process)."""
     name = f"polish-{uuid.uuid4().hex}"
     settings.STOMP_URL = f"memory://{name}"
@@ -140,7 +140,7 @@ def test_creating_a_push_subscription_then_reloading_its_secret_page_repeats_not
 def test_the_demos_reports_page_says_reports_need_postgresql_and_never_asks_to_press_refresh(
         signed_in: Browsing) -> None:
     page = signed_in.page
-    with mock.patch("analytics.actions.reports_supported", return_value=False):  # the demo runs on SQLite
+    with mock.patch("analytics.runner.reports_supported", return_value=False):  # the demo runs on SQLite
         signed_in.goto("/reports/")
         expect(page.get_by_role("button", name="Refresh now")).to_be_disabled()
         expect(page.locator("#no-reports")).to_contain_text("read the delivery log from PostgreSQL")
@@ -152,13 +152,13 @@ def test_the_throughput_charts_time_labels_stay_inside_it(browsing: Browsing, ow
     # The chart labels every tenth minute: at hh:m0 one sits on the chart's right edge.
     now = timezone.now()
     at_a_tenth_minute = now.replace(minute=now.minute - now.minute % 10, second=30)
-    monkeypatch.setattr("dovecote.ui.dashboard.timezone", SimpleNamespace(now=lambda: at_a_tenth_minute))
+    monkeypatch.setattr("console.dashboard.timezone", SimpleNamespace(now=lambda: at_a_tenth_minute))
     browsing.log_in("owner", "owner-pass-1")
 
     ticks = browsing.page.locator("#throughput svg text.tick")
     expect(ticks).to_have_count(6)
     spans = ticks.evaluate_all("ts => ts.map(t => { const b = t.getBBox(); return [b.x, b.x + b.width]; })")
-    assert all(0 <= left and right <= 720 for left, right in spans), spans  # the viewBox is 720 wide
+    assert all(left >= 0 and right <= 720 for left, right in spans), spans  # the viewBox is 720 wide
 
 
 def test_the_retry_schedules_labels_fit_their_tiles(signed_in: Browsing) -> None:

@@ -1,4 +1,4 @@
-"""Fill the log tables with synthetic delivery history (analytics/traffic.py)."""
+"""Fill the log tables with synthetic delivery history (analytics/synthetic_history.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from analytics import traffic
+from analytics import synthetic_history
 from analytics.management.commands.run_reports import moment
 
 
@@ -34,7 +34,7 @@ class Command(BaseCommand):
                                   f"{time.monotonic() - started:.1f} s")
 
         try:
-            summary = traffic.generate(messages, days, seed=seed, end=end, progress=report)
+            summary = synthetic_history.generate(messages, days, seed=seed, end=end, progress=report)
         except RuntimeError as error:
             raise CommandError(str(error)) from error
         statuses = ", ".join(f"{status} {count}" for status, count in sorted(summary.statuses.items()))

@@ -7,7 +7,7 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils.dateparse import parse_datetime
 
-from analytics import actions
+from analytics import runner
 from analytics.jobs.hours import UTC
 from analytics.jobs.store import RunInProgress
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, since: datetime | None, until: datetime | None, master: str | None,
                full: bool, **options: object) -> None:
         try:
-            summary = actions.run_reports(since=since, until=until, full=full, master=master)
+            summary = runner.run_reports(since=since, until=until, full=full, master=master)
         except RunInProgress as busy:
             self.stderr.write(f"skipped: {busy}")
             return

@@ -12,11 +12,11 @@ from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
+
 from dovecote_api import AuthenticatedClient
 from dovecote_api.api.messages import messages_publish, messages_publish_batch
 from dovecote_api.models import BatchPublishRequest, PublishReply, PublishRequest
 from dovecote_api.types import UNSET, Response
-
 from dovecote_client.consume import Consumed, Handler, consume
 
 # Replies worth sending the same request again for: the key's rate, an overloaded or restarting server.

@@ -1,4 +1,4 @@
-"""A push as the handler sees it: Dovecote's envelope (CONTRACT §4) and the attempt number."""
+"""A push as the handler sees it: Dovecote's envelope (docs/contract.md#push) and the attempt number."""
 
 from __future__ import annotations
 

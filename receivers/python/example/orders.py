@@ -11,6 +11,7 @@ commit together: a retried or duplicated push never creates a second order.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Sequence
@@ -97,10 +98,8 @@ def main() -> None:
         parser.error("set DOVECOTE_SECRETS to the subscription's signing secret (whsec_…)")
     server = serve(options.database, secrets, options.host, options.port)
     print(f"receiving pushes on http://{options.host}:{server.server_port}/ into {options.database}")
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

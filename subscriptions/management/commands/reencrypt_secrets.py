@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import connection
 
-from dovecote.encryption import encrypt, decrypt, is_encrypted_with_current_key
+from dovecote.encryption import decrypt, encrypt, is_encrypted_with_current_key
 
 BATCH = 500
 

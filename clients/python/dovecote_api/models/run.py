@@ -23,7 +23,8 @@ class Run:
 
     id: int
     status: RunStatusEnum
-    """ * `running` - Running
+    """ * `requested` - Requested
+    * `running` - Running
     * `succeeded` - Succeeded
     * `failed` - Failed """
     mode: ModeEnum
@@ -31,7 +32,12 @@ class Run:
     * `incremental` - Incremental """
     master: None | str
     """ Admin keys only; null for room keys. """
-    started_at: datetime.datetime
+    requested_at: datetime.datetime | None
+    """ When the console asked for it, if it did. """
+    started_at: datetime.datetime | None
+    """ Null while requested. """
+    heartbeat_at: datetime.datetime | None
+    """ Written by the running run's driver every few seconds. """
     progress: int
     """ 0 to 100. """
     stage: str
@@ -59,7 +65,23 @@ class Run:
         master: None | str
         master = self.master
 
-        started_at = self.started_at.isoformat()
+        requested_at: None | str
+        if isinstance(self.requested_at, datetime.datetime):
+            requested_at = self.requested_at.isoformat()
+        else:
+            requested_at = self.requested_at
+
+        started_at: None | str
+        if isinstance(self.started_at, datetime.datetime):
+            started_at = self.started_at.isoformat()
+        else:
+            started_at = self.started_at
+
+        heartbeat_at: None | str
+        if isinstance(self.heartbeat_at, datetime.datetime):
+            heartbeat_at = self.heartbeat_at.isoformat()
+        else:
+            heartbeat_at = self.heartbeat_at
 
         progress = self.progress
 
@@ -123,7 +145,9 @@ class Run:
                 "status": status,
                 "mode": mode,
                 "master": master,
+                "requested_at": requested_at,
                 "started_at": started_at,
+                "heartbeat_at": heartbeat_at,
                 "progress": progress,
                 "stage": stage,
                 "scope": scope,
@@ -161,7 +185,50 @@ class Run:
 
         master = _parse_master(d.pop("master"))
 
-        started_at = datetime.datetime.fromisoformat(d.pop("started_at"))
+        def _parse_requested_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                requested_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return requested_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        requested_at = _parse_requested_at(d.pop("requested_at"))
+
+        def _parse_started_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                started_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return started_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        started_at = _parse_started_at(d.pop("started_at"))
+
+        def _parse_heartbeat_at(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                heartbeat_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return heartbeat_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        heartbeat_at = _parse_heartbeat_at(d.pop("heartbeat_at"))
 
         progress = d.pop("progress")
 
@@ -272,7 +339,9 @@ class Run:
             status=status,
             mode=mode,
             master=master,
+            requested_at=requested_at,
             started_at=started_at,
+            heartbeat_at=heartbeat_at,
             progress=progress,
             stage=stage,
             scope=scope,

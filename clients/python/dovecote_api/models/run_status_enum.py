@@ -1,9 +1,10 @@
 from typing import Literal
 
-RunStatusEnum = Literal["failed", "running", "succeeded"]
+RunStatusEnum = Literal["failed", "requested", "running", "succeeded"]
 
 RUN_STATUS_ENUM_VALUES: set[RunStatusEnum] = {
     "failed",
+    "requested",
     "running",
     "succeeded",
 }

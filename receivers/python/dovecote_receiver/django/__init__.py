@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # Importing the views needs configured settings; the app registry imports this package before.
     if name == "push_receiver":
-        from dovecote_receiver.django.views import push_receiver
+        from dovecote_receiver.django.views import push_receiver  # noqa: PLC0415 - needs configured settings
 
         return push_receiver
     raise AttributeError(name)

@@ -84,7 +84,8 @@ def sync_detailed(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Response[Error | PaginatedRunList]:
-    """Report runs, newest first: status, progress, scope and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
@@ -116,7 +117,8 @@ def sync(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Error | PaginatedRunList | None:
-    """Report runs, newest first: status, progress, scope and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
@@ -143,7 +145,8 @@ async def asyncio_detailed(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Response[Error | PaginatedRunList]:
-    """Report runs, newest first: status, progress, scope and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):
@@ -173,7 +176,8 @@ async def asyncio(
     page: int | Unset = UNSET,
     page_size: int | Unset = UNSET,
 ) -> Error | PaginatedRunList | None:
-    """Report runs, newest first: status, progress, scope and the rows they wrote.
+    """Report runs, newest first (one asked for and not yet started too): status, progress, scope, the rows
+    written.
 
     Args:
         page (int | Unset):

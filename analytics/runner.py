@@ -1,0 +1,72 @@
+"""Run the report jobs from Django: their configuration from settings and DATABASES, in this process or a child.
+
+`manage.py run_reports` runs them here (this process is the Spark driver); the Celery task
+(analytics/tasks.py) in a child process, so a worker never hosts a JVM. Asking for a run and
+following it is analytics/runs.py.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+
+from analytics.jobs.config import Database, JobConfig
+
+if TYPE_CHECKING:
+    from analytics.jobs.main import RunSummary
+
+CHILD_TIMEOUT_S = 3 * 3600
+
+
+def job_config(master: str | None = None) -> JobConfig:
+    """Return the report jobs' configuration for this project's database."""
+    db = settings.DATABASES["default"]
+    if "postgresql" not in db["ENGINE"]:
+        raise ImproperlyConfigured("the report jobs read PostgreSQL over JDBC: set DATABASE_URL")
+    database = Database(host=db.get("HOST") or "127.0.0.1", port=int(db.get("PORT") or 5432), name=db["NAME"],
+                        user=db.get("USER") or "", password=db.get("PASSWORD") or "")
+    return JobConfig(
+        database=database, master=master or settings.DOVECOTE_SPARK_MASTER,
+        driver_memory=settings.DOVECOTE_SPARK_DRIVER_MEMORY, jars=settings.DOVECOTE_SPARK_JARS,
+        partitions=settings.DOVECOTE_REPORT_PARTITIONS, fetchsize=settings.DOVECOTE_REPORT_FETCHSIZE,
+    )
+
+
+def run_reports(*, since: datetime | None = None, until: datetime | None = None, full: bool = False,
+                master: str | None = None) -> RunSummary:
+    """Run the report jobs in this process, as the Spark driver (the JVM starts only if there is work)."""
+    # PySpark loads only where a run happens: the web and worker processes import this module too.
+    from pyspark.sql import SparkSession  # noqa: PLC0415
+
+    from analytics.jobs.main import run_reports as run  # noqa: PLC0415 - imports PySpark
+    from analytics.jobs.session import LazySession  # noqa: PLC0415 - imports PySpark
+
+    config = job_config(master)
+    if active := SparkSession.getActiveSession():  # a session this process already runs (the tests')
+        return run(lambda: active, config, since=since, until=until, full=full)
+    spark = LazySession(config)
+    try:
+        return run(spark, config, since=since, until=until, full=full)
+    finally:
+        spark.stop()
+
+
+def run_reports_in_child(*, full: bool = False) -> str:
+    """Run `manage.py run_reports` in a child process, so the caller never hosts a JVM; return its output."""
+    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "run_reports", *(["--full"] if full else [])]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, cwd=settings.BASE_DIR,
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"run_reports exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
+    return done.stdout.strip()
+
+
+def reports_supported() -> bool:
+    """Return whether the report jobs can run on this database (they read PostgreSQL over JDBC)."""
+    return connection.vendor == "postgresql"

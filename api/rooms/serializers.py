@@ -1,0 +1,146 @@
+"""Request and reply bodies of the room and event-type endpoints (docs/contract.md#rest-api)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rest_framework import serializers
+
+from api.errors import Conflict, unique_or_conflict
+from rooms.models import EventType, Room
+from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
+from rooms.schemas import SchemaRefused, check_event_type_schema
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A float that is a number: DRF's FloatField lets "nan" and "inf" through its min/max checks."""
+
+    def to_internal_value(self, data: Any) -> float:
+        value = super().to_internal_value(data)
+        if not math.isfinite(value):
+            self.fail("invalid")
+        return value
+
+
+def delay_ms_field(**options: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=MAX_DELAY_MS, **options)
+
+
+def multiplier_field(**options: Any) -> FiniteFloatField:
+    return FiniteFloatField(min_value=1.0, max_value=MAX_MULTIPLIER, **options)
+
+
+def attempts_field(**options: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=MAX_ATTEMPTS, **options)
+
+
+def cap_ms_field(**options: Any) -> serializers.IntegerField:
+    return serializers.IntegerField(min_value=0, max_value=MAX_SPAN_MS, allow_null=True, **options)
+
+
+def check_delay_cap(delay_ms: int | None, cap_ms: int | None) -> None:
+    """Refuse a cap below the delay it caps (rooms/rules.py)."""
+    if cap_below_delay(delay_ms, cap_ms):
+        raise serializers.ValidationError({"max_delivery_delay_ms": [
+            f"must be at least delivery_delay_ms ({delay_ms}); use delivery_delay_multiplier 1 for a fixed delay"
+        ]})
+
+
+def merged(serializer: serializers.ModelSerializer, attrs: dict[str, Any], field: str) -> Any:
+    """Return `field` as it will be after this (maybe partial) write."""
+    if field in attrs:
+        return attrs[field]
+    if serializer.instance is not None:
+        return getattr(serializer.instance, field)
+    return serializer.Meta.model._meta.get_field(field).get_default()
+
+
+class RoomSerializer(serializers.ModelSerializer):
+    address = serializers.CharField(read_only=True, help_text="The broker address, `room-{id}`.")
+    message_expiration_ms = serializers.IntegerField(
+        min_value=0, max_value=MAX_SPAN_MS, allow_null=True, required=False,
+        help_text="Messages not delivered within this many ms expire; null or 0: never.",
+    )
+    delivery_delay_ms = delay_ms_field(required=False, help_text="d: the base of the redelivery delay.")
+    delivery_delay_multiplier = multiplier_field(required=False, help_text="m: redelivery k waits d × m^k ms.")
+    delivery_attempts = attempts_field(required=False, help_text="Redeliveries after the first attempt; 0: none.")
+    max_delivery_delay_ms = cap_ms_field(
+        required=False, help_text="Cap on the redelivery delay, at least delivery_delay_ms; null: no cap."
+    )
+
+    class Meta:
+        model = Room
+        fields = ["id", "name", "description", "message_expiration_ms", "delivery_delay_ms",
+                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "address",
+                  "created_at", "updated_at"]
+        read_only_fields = ["id", "created_at", "updated_at"]
+        extra_kwargs = {"name": {"validators": []}}  # a taken name is a 409 (see validate), not a 400
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        check_delay_cap(merged(self, attrs, "delivery_delay_ms"), merged(self, attrs, "max_delivery_delay_ms"))
+        name = attrs.get("name")
+        others = Room.objects.exclude(pk=self.instance.pk) if self.instance else Room.objects.all()
+        if name is not None and others.filter(name=name).exists():
+            raise Conflict({"name": [self.taken(name)]})
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> Room:
+        with unique_or_conflict("name", self.taken(validated_data["name"])):
+            return super().create(validated_data)
+
+    def update(self, instance: Room, validated_data: dict[str, Any]) -> Room:
+        with unique_or_conflict("name", self.taken(validated_data.get("name", instance.name))):
+            return super().update(instance, validated_data)
+
+    @staticmethod
+    def taken(name: str) -> str:
+        return f"a room named {name!r} already exists"
+
+
+class RoomDeletedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    subscriptions_deleted = serializers.IntegerField()
+    messages_deleted = serializers.IntegerField()
+    detail = serializers.CharField()
+
+
+class EventTypeSerializer(serializers.ModelSerializer):
+    """An event type of the room in the serializer's context (`room`)."""
+
+    room = serializers.IntegerField(source="room_id", read_only=True)
+    version = serializers.CharField(max_length=50, required=False, default="1")
+    schema = serializers.JSONField(
+        required=False, allow_null=True,
+        help_text="A JSON Schema (draft 2020-12) object that payloads must satisfy; null: any payload.",
+    )
+
+    class Meta:
+        model = EventType
+        fields = ["id", "room", "name", "version", "schema", "created_at"]
+        read_only_fields = ["id", "created_at"]
+        validators = []  # a taken name and version is a 409 (see validate), not a 400
+
+    def validate_schema(self, schema: Any) -> Any:
+        if schema is None:
+            return None
+        try:
+            check_event_type_schema(schema)
+        except SchemaRefused as refused:
+            raise serializers.ValidationError(str(refused)) from None
+        return schema
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        room = self.context["room"]
+        if room.has_event_type(attrs["name"], attrs["version"]):
+            raise Conflict({"name": [self.taken(room, attrs)]})
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> EventType:
+        room = self.context["room"]
+        with unique_or_conflict("name", self.taken(room, validated_data)):
+            return EventType.objects.create(room=room, **validated_data)
+
+    @staticmethod
+    def taken(room: Room, attrs: dict[str, Any]) -> str:
+        return f"room {room.pk} already has event type {attrs['name']!r} version {attrs['version']!r}"

@@ -1,0 +1,155 @@
+"""Request and reply bodies of the subscription endpoints (docs/contract.md#rest-api)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.fields import empty
+
+from api.errors import Conflict, unique_or_conflict
+from api.rooms.serializers import (
+    attempts_field,
+    cap_ms_field,
+    check_delay_cap,
+    delay_ms_field,
+    merged,
+    multiplier_field,
+)
+from rooms.models import Room
+from subscriptions.models import Subscription
+from subscriptions.rules import (
+    MAX_FILTERS,
+    MAX_IN_FLIGHT,
+    MAX_TIMEOUT_MS,
+    MIN_TIMEOUT_MS,
+    PushUrlProblem,
+    PushUrlRefused,
+    check_push_url_of,
+    name_taken,
+    quota_problem,
+)
+
+# What the API says for each push-URL rule (subscriptions/rules.py): it names the field as JSON does.
+PUSH_URL_MESSAGES = {PushUrlProblem.MISSING: "a push subscription needs a push_url",
+                     PushUrlProblem.NOT_TAKEN: "a pull subscription takes no push_url"}
+
+
+class PushUrlField(serializers.URLField):
+    """A push URL, where an empty string means none, as null does (pull subscriptions); replies say null.
+
+    The field takes no `allow_blank`: for a blank-able URL drf-spectacular writes a `oneOf` with
+    `nullable` beside it, which OpenAPI 3.0 ignores where no `type` stands next to it, so strict
+    validators refused the `null` of every pull subscription. The blank is turned into null here instead.
+    """
+
+    def run_validation(self, data: Any = empty) -> Any:
+        return super().run_validation(None if data == "" else data)
+
+
+class EventTypeFilterSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    version = serializers.CharField(max_length=50, required=False, allow_null=True,
+                                    help_text="Absent or null: every version.")
+
+
+class SubscriptionSerializer(serializers.ModelSerializer):
+    """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
+
+    room = serializers.IntegerField(source="room_id", read_only=True)
+    push_url = PushUrlField(
+        max_length=2000, required=False, allow_null=True,
+        help_text="Required for push, refused for pull (null; an empty string means the same). Must be "
+                  "http(s) and reach a public address.",
+    )
+    event_types = serializers.ListField(
+        child=EventTypeFilterSerializer(), max_length=MAX_FILTERS, required=False,
+        help_text="Empty: every event of the room. Each filter must name an event type the room has.",
+    )
+    delivery_delay_ms = delay_ms_field(required=False, allow_null=True, help_text="Null: the room's value.")
+    delivery_delay_multiplier = multiplier_field(required=False, allow_null=True,
+                                                 help_text="Null: the room's value.")
+    delivery_attempts = attempts_field(required=False, allow_null=True, help_text="Null: the room's value.")
+    max_delivery_delay_ms = cap_ms_field(required=False, help_text="Null: the room's value.")
+    max_in_flight = serializers.IntegerField(min_value=1, max_value=MAX_IN_FLIGHT, required=False)
+    timeout_ms = serializers.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, required=False)
+    destination = serializers.CharField(read_only=True, help_text="The broker queue, `room-{r}::subscription-{s}`.")
+    signing_secret = serializers.SerializerMethodField(
+        help_text="Push only: in full in the create and rotate-secret replies, else masked."
+    )
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "room", "name", "type", "push_url", "event_types", "delivery_delay_ms",
+                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
+                  "timeout_ms", "status", "status_reason", "destination", "signing_secret", "last_error",
+                  "last_error_at", "created_at", "updated_at"]
+        read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",
+                            "updated_at"]
+        extra_kwargs = {"name": {"validators": []}}
+        validators = []  # a taken name is a 409 (see validate), not a 400
+
+    @property
+    def room_object(self) -> Room:
+        return self.instance.room if self.instance is not None else self.context["room"]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_signing_secret(self, subscription: Subscription) -> str | None:
+        if subscription.type != Subscription.Type.PUSH:
+            return None
+        if self.context.get("reveal_secret"):
+            return subscription.signing_secret
+        return subscription.masked_secret()
+
+    def to_representation(self, subscription: Subscription) -> dict[str, Any]:
+        data = super().to_representation(subscription)
+        data["push_url"] = data["push_url"] or None
+        return data
+
+    def validate_event_types(self, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        filters = [{"name": f["name"], **({"version": f["version"]} if f.get("version") else {})} for f in filters]
+        if unknown := self.room_object.unknown_event_types(filters):
+            raise serializers.ValidationError(unknown)
+        return filters
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "push_url" in attrs:
+            attrs["push_url"] = attrs["push_url"] or ""
+        if self.instance is not None and attrs.get("type", self.instance.type) != self.instance.type:
+            raise serializers.ValidationError({"type": ["cannot be changed; create a new subscription instead"]})
+        self.check_push_url(merged(self, attrs, "type"), merged(self, attrs, "push_url"), "push_url" in attrs)
+        check_delay_cap(merged(self, attrs, "delivery_delay_ms"), merged(self, attrs, "max_delivery_delay_ms"))
+        name = attrs.get("name")
+        own = self.instance.pk if self.instance else None
+        if name is not None and name_taken(self.room_object, name, excluding=own):
+            raise Conflict({"name": [self.taken(name)]})
+        return attrs
+
+    def check_push_url(self, kind: str, url: str, given: bool) -> None:
+        """Apply the push-URL rules; the address is checked again only when this write gives a URL."""
+        try:
+            check_push_url_of(kind, url, check_address=given)
+        except PushUrlRefused as refused:
+            message = PUSH_URL_MESSAGES.get(refused.problem, f"refused: {refused.reason}")
+            raise serializers.ValidationError({"push_url": [message]}) from None
+
+    def create(self, validated_data: dict[str, Any]) -> Subscription:
+        with unique_or_conflict("name", self.taken(validated_data["name"])):
+            room = Room.objects.select_for_update().get(pk=self.context["room"].pk)  # creates queue up here
+            if problem := quota_problem(room):
+                raise Conflict({"room": [problem]})
+            return Subscription.objects.create(room=self.context["room"], **validated_data)
+
+    def update(self, instance: Subscription, validated_data: dict[str, Any]) -> Subscription:
+        with unique_or_conflict("name", self.taken(validated_data.get("name", instance.name))):
+            return super().update(instance, validated_data)
+
+    def taken(self, name: str) -> str:
+        return f"room {self.room_object.pk} already has a subscription named {name!r}"
+
+
+class SubscriptionDeletedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    dead_lettered = serializers.IntegerField(help_text="Unsettled deliveries dead-lettered by the deletion.")
+    detail = serializers.CharField()

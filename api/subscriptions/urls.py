@@ -1,0 +1,14 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from api.subscriptions import views
+
+urlpatterns = [
+    path("rooms/<int:room_id>/subscriptions/", views.SubscriptionListView.as_view(), name="subscription-list"),
+    path("subscriptions/<int:subscription_id>/", views.SubscriptionDetailView.as_view(), name="subscription-detail"),
+    path("subscriptions/<int:subscription_id>/pause/", views.PauseView.as_view(), name="subscription-pause"),
+    path("subscriptions/<int:subscription_id>/resume/", views.ResumeView.as_view(), name="subscription-resume"),
+    path("subscriptions/<int:subscription_id>/rotate-secret/", views.RotateSecretView.as_view(),
+         name="subscription-rotate-secret"),
+]

@@ -1,0 +1,62 @@
+"""The message log (one row per destination) and a message's page with its live attempt timeline."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db.models import Prefetch, Q
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.views.decorators.http import require_GET
+
+from console.forms import MessageFilterForm, pretty_json
+from console.shortcuts import keyset_page, query_without, render_page, staff_required
+from delivery.models import Delivery, DeliveryAttempt, Message
+
+PAGE_SIZE = 50
+POLL_SECONDS = 1
+
+
+@staff_required
+@require_GET
+def message_list(request: HttpRequest) -> TemplateResponse:
+    """List deliveries newest first, filtered and searched by correlation or message id, a page at a time."""
+    form = MessageFilterForm(request.GET)
+    rows = Delivery.objects.select_related("message__room", "subscription").filter(**form.lookups())
+    if search := form.search():
+        text, message_id = search
+        rows = rows.filter(Q(message__correlation_id=text) | Q(message_id=message_id) if message_id
+                           else Q(message__correlation_id=text))
+    page = keyset_page(rows, request, PAGE_SIZE)
+    return render_page(request, "console/message_list.html", {
+        "section": "messages", "form": form, "page": page, "filters": query_without(request, "before", "after"),
+    })
+
+
+@staff_required
+@require_GET
+def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateResponse:
+    """Show a message's payload and each destination's attempts; htmx polls them while Dovecote moves one on."""
+    message = get_object_or_404(Message.objects.select_related("room"), pk=message_id)
+    timeline = Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("started_at", "pk"))
+    destinations = list(message.deliveries.select_related("subscription").prefetch_related(timeline).order_by("pk"))
+    return render_page(request, "console/message_detail.html", {
+        "section": "messages", "message": message, "payload": pretty_json(message.payload),
+        "destinations": destinations, "settled": all(d.is_final for d in destinations),
+        "live": any(is_moving(d) for d in destinations), "poll_seconds": POLL_SECONDS,
+    }, fragments=["destinations"])
+
+
+def is_moving(delivery: Delivery) -> bool:
+    """Say whether Dovecote itself will move this delivery on soon, so the page is worth polling.
+
+    A message waiting for a pull consumer to pull it, or for a paused or disabled subscription to be
+    resumed, may wait for days: the page stops polling and offers to look again.
+    """
+    if delivery.is_final or delivery.subscription is None:
+        return False
+    if delivery.status in (Delivery.Status.PENDING, Delivery.Status.LEASED):
+        return True  # the outbox sends it; a lease runs out
+    subscription = delivery.subscription
+    return subscription.is_active and subscription.type == subscription.Type.PUSH

@@ -1,0 +1,246 @@
+"""Subscriptions: list, create and edit (with the retry-schedule preview), detail and its actions."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+
+from django.contrib import messages
+from django.core.paginator import Paginator
+from django.db.models import Count
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from console.forms import SubscriptionForm, TestEventForm
+from console.schedule import schedule_context, settings_values
+from console.shortcuts import posted, render_page, require_permission, staff_required
+from console.text import counted
+from delivery.actions import delete_subscription, resume_subscription
+from delivery.models import Delivery
+from delivery.publish import Event, PublishRejected, publish
+from dovecote.inputs import read_id
+from rooms.models import EventType, Room
+from subscriptions.models import Subscription
+
+PAGE_SIZE = 50
+Status = Delivery.Status
+IN_FLIGHT = [Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED]
+
+
+@staff_required
+@require_GET
+def subscription_list(request: HttpRequest) -> TemplateResponse:
+    """List every subscription (filtered by room, type, status) with its in-flight and dead-letter counts."""
+    rows = Subscription.objects.select_related("room").order_by("room__name", "name")
+    filters = {name: request.GET[name] for name in ("room", "type", "status") if request.GET.get(name)}
+    if (room_id := read_id(filters.get("room", ""))) is not None:
+        rows = rows.filter(room_id=room_id)
+    if filters.get("type") in Subscription.Type.values:
+        rows = rows.filter(type=filters["type"])
+    if filters.get("status") in Subscription.Status.values:
+        rows = rows.filter(status=filters["status"])
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    counts = subscription_counts([s.pk for s in page])
+    return render_page(request, "console/subscription_list.html", {
+        "section": "subscriptions", "page": page, "rows": [(s, counts.get(s.pk, {})) for s in page],
+        "filters": filters, "rooms": Room.objects.only("id", "name").order_by("name"),
+        "types": Subscription.Type.values, "statuses": Subscription.Status.values,
+    })
+
+
+def subscription_counts(subscription_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """Count each subscription's deliveries in flight and its dead letters, in one grouped query."""
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: {"in_flight": 0, "dead_letters": 0})
+    rows = (Delivery.objects.filter(subscription_id__in=list(subscription_ids),
+                                    status__in=[*IN_FLIGHT, Status.DEAD_LETTERED], purged_at__isnull=True)
+            .values("subscription_id", "status").annotate(n=Count("pk")).order_by())
+    for row in rows:
+        key = "dead_letters" if row["status"] == Status.DEAD_LETTERED else "in_flight"
+        counts[row["subscription_id"]][key] += row["n"]
+    return dict(counts)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
+    """Subscribe to a room; a push subscription's signing secret is shown once, on the next page."""
+    room = get_object_or_404(Room, pk=room_id)
+    form = SubscriptionForm(posted(request), room=room, initial={"type": Subscription.Type.PUSH})
+    if request.method == "POST" and form.is_valid():
+        subscription = form.save()
+        messages.success(request, f"Subscription {subscription.name} created.")
+        if subscription.type == Subscription.Type.PUSH:
+            return show_secret_once(request, subscription, "created")
+        return redirect("console:subscription-detail", subscription_id=subscription.pk)
+    return subscription_form_page(request, form, room)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_edit(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Change a subscription's URL, filter, overrides and limits (not its type)."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    form = SubscriptionForm(posted(request), room=subscription.room, instance=subscription)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        messages.success(request, f"Subscription {subscription.name} saved. New settings apply to retries "
+                                  "scheduled from now on.")
+        return redirect("console:subscription-detail", subscription_id=subscription.pk)
+    return subscription_form_page(request, form, subscription.room)
+
+
+def subscription_form_page(request: HttpRequest, form: SubscriptionForm, room: Room) -> TemplateResponse:
+    values = form.data if form.is_bound else settings_values(form.instance)
+    return render_page(request, "console/subscription_form.html", {
+        "section": "subscriptions", "form": form, "room": room,
+        "subscription": form.instance if form.instance.pk else None, **schedule_context(values, room),
+    })
+
+
+@staff_required
+@require_POST
+def subscription_schedule_preview(request: HttpRequest, room_id: int) -> TemplateResponse:
+    """Render the retry-schedule preview of the subscription form's current overrides (an htmx fragment)."""
+    room = get_object_or_404(Room, pk=room_id)
+    return TemplateResponse(request, "console/subscription_form.html#schedule", schedule_context(request.POST, room))
+
+
+@staff_required
+@require_GET
+def subscription_detail(request: HttpRequest, subscription_id: int) -> TemplateResponse:
+    """Show a subscription: status, settings and their schedule, recent deliveries, and its actions."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    return subscription_detail_page(request, subscription, TestEventForm())
+
+
+def subscription_detail_page(request: HttpRequest, subscription: Subscription,
+                             test_form: TestEventForm) -> TemplateResponse:
+    recent = (Delivery.objects.filter(subscription=subscription).select_related("message")
+              .order_by("-pk")[:10])
+    return render_page(request, "console/subscription_detail.html", {
+        "section": "subscriptions", "subscription": subscription, "room": subscription.room,
+        "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
+        "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
+        **schedule_context(settings_values(subscription), subscription.room),
+    })
+
+
+def first_matching_event_type(subscription: Subscription) -> EventType | None:
+    """Return the first of the room's event types (by name and version) the subscription's filter lets through."""
+    types = subscription.room.event_types.order_by("name", "version")
+    return next((t for t in types if subscription.matches(t.name, t.version)), None)
+
+
+@staff_required
+@require_POST
+def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Pause a subscription: messages published meanwhile are not sent to it."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    subscription.pause(by=f"by {request.user.get_username()} in the web UI")
+    messages.success(request, f"Subscription {subscription.name} paused.")
+    return redirect("console:subscription-detail", subscription_id=subscription.pk)
+
+
+@staff_required
+@require_POST
+def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Resume a paused or disabled subscription; what waits in its queue flows again."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    resume_subscription(subscription)
+    messages.success(request, f"Subscription {subscription.name} resumed.")
+    return redirect("console:subscription-detail", subscription_id=subscription.pk)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_rotate_secret(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Ask to confirm (the old secret stops working at once), then replace the signing secret and show the new one."""
+    require_permission(request, "subscriptions.change_subscription")
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    if subscription.type != Subscription.Type.PUSH:
+        messages.error(request, "Only push subscriptions have a signing secret.")
+        return redirect("console:subscription-detail", subscription_id=subscription.pk)
+    if request.method == "POST" and request.POST.get("confirmed"):
+        subscription.rotate_signing_secret()
+        return show_secret_once(request, subscription, "rotated")
+    return render_page(request, "console/subscription_rotate_confirm.html", {
+        "section": "subscriptions", "subscription": subscription, "room": subscription.room,
+    })
+
+
+def secret_key(subscription_id: int) -> str:
+    return f"signing-secret-{subscription_id}"
+
+
+def show_secret_once(request: HttpRequest, subscription: Subscription, event: str) -> HttpResponse:
+    """Keep the new secret in the session for one showing, and send the browser to the page that shows it.
+
+    Redirecting after the POST means a reload never repeats the creation or the rotation; the secret
+    is never put in a URL, and the page that shows it takes it out of the session.
+    """
+    request.session[secret_key(subscription.pk)] = {"secret": subscription.signing_secret, "event": event}
+    return redirect("console:subscription-secret", subscription_id=subscription.pk)
+
+
+@staff_required
+@require_GET
+def subscription_secret(request: HttpRequest, subscription_id: int) -> TemplateResponse:
+    """Show a new signing secret once: a second look (a reload, the back button) finds it gone."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    shown = request.session.pop(secret_key(subscription.pk), None)
+    response = render_page(request, "console/subscription_secret.html", {
+        "section": "subscriptions", "subscription": subscription,
+        "secret": shown["secret"] if shown else None, "event": shown["event"] if shown else None,
+    })
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@staff_required
+@require_POST
+def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Publish a test event of the first event type the subscription matches, to it alone; then show the message."""
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    form = TestEventForm(request.POST)
+    event_type = first_matching_event_type(subscription)
+    if event_type is None:
+        form.add_error(None, "The room has no event type this subscription matches: add one first.")
+    if not form.is_valid():
+        return subscription_detail_page(request, subscription, form)
+    event = Event(event_type=event_type.name, event_version=event_type.version,
+                  payload=form.cleaned_data["payload"], correlation_id=form.cleaned_data["correlation_id"])
+    try:
+        published = publish(subscription.room, event, only=subscription)
+    except PublishRejected as rejected:
+        for field, errors in rejected.errors.items():
+            form.add_error("payload" if field == "payload" else None, [f"{field}: {e}" for e in errors])
+        return subscription_detail_page(request, subscription, form)
+    reached = len(published.destinations)
+    messages.success(request, f"Test event {event_type.name} v{event_type.version} published to "
+                              f"{counted(reached, 'destination')}: {subscription.name} only.")
+    return redirect("console:message-detail", message_id=published.message_id)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def subscription_delete(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Ask to confirm, then delete a subscription (what is still on its way is dead-lettered first)."""
+    require_permission(request, "subscriptions.delete_subscription")
+    subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
+    room_id = subscription.room_id
+    if request.method == "POST":
+        dead_lettered = delete_subscription(subscription)
+        unsettled = counted(dead_lettered, "unsettled delivery", "unsettled deliveries")
+        messages.success(request, f"Subscription {subscription.name} deleted; {unsettled} dead-lettered.")
+        return redirect("console:room-detail", room_id=room_id)
+    in_flight = subscription_counts([subscription.pk]).get(subscription.pk, {}).get("in_flight", 0)
+    return render_page(request, "console/confirm_delete.html", {
+        "section": "subscriptions", "what": f"subscription {subscription.name} of room {subscription.room.name}",
+        "cancel_url": reverse("console:subscription-detail", kwargs={"subscription_id": subscription.pk}),
+        "consequences": [(f"its {counted(in_flight, 'delivery', 'deliveries')} still on the way "
+                          f"{'is' if in_flight == 1 else 'are'} dead-lettered (they stay in the log)"),
+                         "its queues on the broker are emptied"],
+    })

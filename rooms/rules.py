@@ -1,0 +1,20 @@
+"""The bounds of a room's delivery settings (and of a subscription's overrides of them), written once.
+
+The API's serializers (api/rooms/, api/subscriptions/) and the console's forms (console/forms.py)
+build their fields from these bounds and apply these checks; each words the message for its own
+readers (the API names JSON fields, the console its labels). The contract sets no upper bounds:
+these keep every value one the broker and the retry rule (subscriptions/retry.py) can handle, and
+bound the retries. The models' check constraints hold the floors in the database too.
+"""
+
+from __future__ import annotations
+
+MAX_DELAY_MS = 2_147_483_647  # the column's range, about 24.8 days
+MAX_MULTIPLIER = 100.0
+MAX_ATTEMPTS = 100
+MAX_SPAN_MS = 365 * 24 * 3600 * 1000  # one year: the longest cap or expiration, and the longest delay
+
+
+def cap_below_delay(delay_ms: int | None, cap_ms: int | None) -> bool:
+    """Say whether a cap is set below the delay it caps: a backoff that could never grow is a mistake, not a setting."""
+    return delay_ms is not None and cap_ms is not None and cap_ms < delay_ms
