@@ -289,7 +289,8 @@ def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
              seconds: float) -> tuple[float, float, int]:
     """Many push subscriptions sharing the traffic, some with receivers that answer after 2 s.
 
-    Rooms of 10 subscriptions each, one in ten of them slow; events go to a random room at `rate`.
+    Rooms of 10 subscriptions each, one in ten of them slow; after one event per room (so every
+    subscription is active, its session warm), events go to the rooms in turn at `rate`.
     Returns the fast subscriptions' end-to-end p50 and p99 ms, and their delivery count.
     """
     per_room = 10
@@ -302,6 +303,13 @@ def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
             make_subscription(ctx, room_id, type="push", max_in_flight=16,
                               push_url=ctx.receiver.url("/slow/2000" if slow else "/hook"))
         rooms.append(room_id)
+    # Active subscriptions: each has had traffic (its session is warm) before the measured run.
+    with api(ctx) as client:
+        for room_id in rooms:
+            client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0)).raise_for_status()
+    fast_subscriptions = (per_room - per_room // slow_every) * len(rooms)
+    wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook") >= fast_subscriptions,
+               timeout=60, poll=0.5)
     ctx.receiver.reset()
     paths = ",".join(f"{ctx.base_url}/api/v1/rooms/{room_id}/messages/" for room_id in rooms)
     out = run_tool("bench.load", "open", paths, ctx.admin_key, json.dumps(event(2)), str(rate), str(seconds))

@@ -54,35 +54,41 @@ class Attempt:
         return self.arrival.frame
 
 
-def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | None]:
+def start_attempts(broker: Broker, arrivals: list[Arrival], *, claim_fresh: bool = True) -> list[Attempt | None]:
     """Judge frames that arrived together; return, for each, the attempt to make now or None (settled now).
 
     The common case — a fresh attempt of an unsettled delivery — is claimed for the whole burst in
-    one statement where the database allows it (Delivery.objects.claim_fresh); the other frames are
-    judged one by one against their rows.
+    one statement where the database allows it (Delivery.objects.claim_fresh; `claim_fresh=False`
+    when the caller has tried that already); the other frames are judged one by one against their rows.
     """
     results: list[Attempt | None] = [None] * len(arrivals)
-    parsed: list[tuple[int, FrameInfo]] = []
-    for index, arrival in enumerate(arrivals):
-        try:
-            parsed.append((index, FrameInfo.of(arrival.frame)))
-        except ValueError:
-            log.error("dropping a frame without Dovecote headers on %s", arrival.frame.destination)
-            _ack(arrival)
-    now = timezone.now()
-    claimed = claim_fresh(arrivals, parsed, now)
-    for index, info in parsed:
-        if (state := claimed.pop(info.delivery_id, None)) is not None:
-            results[index] = Attempt(state, arrivals[index], info.attempt, now)
+    parsed = parse_frames(arrivals)
+    if claim_fresh and (fresh := fresh_claims(arrivals, parsed)):
+        now = timezone.now()
+        claimed = Delivery.objects.claim_fresh([claim for _, claim in fresh], now) or {}
+        for index, claim in fresh:
+            if (state := claimed.pop(claim.delivery_id, None)) is not None:
+                results[index] = Attempt(state, arrivals[index], claim.attempt, now)
     rest = [(index, info) for index, info in parsed if results[index] is None]
     if rest:
         judge_one_by_one(broker, arrivals, rest, results)
     return results
 
 
-def claim_fresh(arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]],
-                now: datetime) -> dict[int, DeliveryState]:
-    """Claim the fresh attempts among the first frame of each delivery in one statement; their states by id."""
+def parse_frames(arrivals: list[Arrival]) -> list[tuple[int, FrameInfo]]:
+    """Read each frame's Dovecote headers, by index; a frame without them is acked and left out."""
+    parsed = []
+    for index, arrival in enumerate(arrivals):
+        try:
+            parsed.append((index, FrameInfo.of(arrival.frame)))
+        except ValueError:
+            log.error("dropping a frame without Dovecote headers on %s", arrival.frame.destination)
+            _ack(arrival)
+    return parsed
+
+
+def fresh_claims(arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]]) -> list[tuple[int, FreshClaim]]:
+    """The claims to try in one statement: the first frame of each delivery, by index."""
     fresh, seen = [], set()
     for index, info in parsed:
         if info.delivery_id in seen:
@@ -92,8 +98,8 @@ def claim_fresh(arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]],
             message_id = uuid.UUID(arrivals[index].frame.headers.get(frames.MESSAGE_ID, ""))
         except ValueError:
             continue
-        fresh.append(FreshClaim(info.delivery_id, info.attempt, arrivals[index].subscription.pk, message_id))
-    return (Delivery.objects.claim_fresh(fresh, now) or {}) if fresh else {}
+        fresh.append((index, FreshClaim(info.delivery_id, info.attempt, arrivals[index].subscription.pk, message_id)))
+    return fresh
 
 
 def judge_one_by_one(broker: Broker, arrivals: list[Arrival], parsed: list[tuple[int, FrameInfo]],

@@ -214,6 +214,33 @@ UPDATE {delivery} AS d
 """
 
 
+def claim_params(claims: list[FreshClaim], now: datetime) -> dict[str, Any]:
+    """The parameters of CLAIM_FRESH_SQL for these claims."""
+    return {"now": now, "unsettled": list(Delivery.UNSETTLED),
+            "ids": [c.delivery_id for c in claims], "attempts": [c.attempt for c in claims],
+            "subscriptions": [c.subscription_id for c in claims], "messages": [c.message_id for c in claims]}
+
+
+def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
+    """Read CLAIM_FRESH_SQL's rows as DeliveryState, by id."""
+    states = {}
+    for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
+         correlation_id, event_type, event_version, room_id, expires_at) in rows:
+        message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at)
+        states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
+                                   crashes, replays, message)
+    return states
+
+
+def delivered_params(rows: list[tuple[Any, int, datetime, int, int | None]], now: datetime) -> dict[str, Any]:
+    """The parameters of RECORD_DELIVERED_SQL for (delivery, attempt, start, duration ms, status code) rows."""
+    return {"now": now, "unsettled": list(Delivery.UNSETTLED),
+            "ids": [d.pk for d, *_ in rows], "correlations": [d.message.correlation_id for d, *_ in rows],
+            "lives": [d.replays + 1 for d, *_ in rows], "attempts": [attempt for _, attempt, *_ in rows],
+            "started": [started for _, _, started, _, _ in rows],
+            "durations": [duration for *_, duration, _ in rows], "codes": [code for *_, code in rows]}
+
+
 class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: ignore[misc]
     """The queryset methods, and the two statements the push path runs most."""
 
@@ -225,15 +252,9 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         """
         if connection.vendor != "postgresql":
             return False
-        params: dict[str, Any] = {
-            "now": now, "unsettled": list(Delivery.UNSETTLED),
-            "ids": [d.pk for d, *_ in rows], "correlations": [d.message.correlation_id for d, *_ in rows],
-            "lives": [d.replays + 1 for d, *_ in rows], "attempts": [attempt for _, attempt, *_ in rows],
-            "started": [started for _, _, started, _, _ in rows],
-            "durations": [duration for *_, duration, _ in rows], "codes": [code for *_, code in rows]}
         sql = RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table, attempts=DeliveryAttempt._meta.db_table)
         with connection.cursor() as cursor:
-            cursor.execute(sql, params)
+            cursor.execute(sql, delivered_params(rows, now))
         return True
 
     def claim_fresh(self, claims: list[FreshClaim], now: datetime) -> dict[int, DeliveryState] | None:
@@ -246,21 +267,10 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         """
         if connection.vendor != "postgresql":
             return None
-        params: dict[str, Any] = {
-            "now": now, "unsettled": list(Delivery.UNSETTLED), "ids": [c.delivery_id for c in claims],
-            "attempts": [c.attempt for c in claims], "subscriptions": [c.subscription_id for c in claims],
-            "messages": [c.message_id for c in claims]}
         with connection.cursor() as cursor:
             cursor.execute(CLAIM_FRESH_SQL.format(delivery=Delivery._meta.db_table, message=Message._meta.db_table),
-                           params)
-            rows = cursor.fetchall()
-        claimed = {}
-        for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-             correlation_id, event_type, event_version, room_id, expires_at) in rows:
-            message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at)
-            claimed[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
-                                        crashes, replays, message)
-        return claimed
+                           claim_params(claims, now))
+            return states_from_rows(cursor.fetchall())
 
 
 class Delivery(models.Model):

@@ -30,7 +30,7 @@ from delivery.transports import PushResult
 log = logging.getLogger("delivery.push")
 T = TypeVar("T")
 
-START, SETTLE, CALL = "start", "settle", "call"
+START, JUDGE, SETTLE, CALL = "start", "judge", "settle", "call"
 BATCH_LIMIT = 500  # frames or outcomes in one batch
 CONNECTION_CHECK_S = 5.0  # how often a thread checks its database connection (CONN_MAX_AGE, health)
 
@@ -56,9 +56,12 @@ class Bookkeeper:
         for thread in self._threads:
             thread.start()
 
-    async def start_attempts(self, arrivals: list[Arrival]) -> list[Attempt | None]:
-        """Judge frames (with other sessions' frames waiting too); the attempts to make, in order."""
-        return await self._submit(START, arrivals)
+    async def start_attempts(self, arrivals: list[Arrival], *, claim_fresh: bool = True) -> list[Attempt | None]:
+        """Judge frames (with other sessions' frames waiting too); the attempts to make, in order.
+
+        `claim_fresh=False`: the ledger tried the one-statement claim already; judge them one by one.
+        """
+        return await self._submit(START if claim_fresh else JUDGE, arrivals)
 
     async def record(self, finished: list[tuple[Attempt, PushResult]]) -> None:
         """Record finished POSTs (with other sessions' outcomes waiting too) and ack their frames."""
@@ -123,8 +126,8 @@ class Bookkeeper:
             assert batch[0].call is not None
             return [batch[0].call()]
         items = [item for job in batch for item in job.items]
-        if kind == START:
-            results = start_attempts(self.broker, items)
+        if kind in (START, JUDGE):
+            results = start_attempts(self.broker, items, claim_fresh=kind == START)
             split, offset = [], 0
             for job in batch:
                 split.append(results[offset:offset + len(job.items)])

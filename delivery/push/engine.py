@@ -23,6 +23,7 @@ from django.conf import settings
 from delivery.broker.shared import shared_broker
 from delivery.push import claims
 from delivery.push.bookkeeper import Bookkeeper
+from delivery.push.ledger import Ledger
 from delivery.push.session import PushSession
 from delivery.transports import PushTransport
 
@@ -44,6 +45,7 @@ class PushEngine:
         self.token = uuid.uuid4().hex  # the claim of every session this engine runs
         self.broker = shared_broker()
         self.bookkeeper = Bookkeeper(self.broker)
+        self.ledger = Ledger.for_this_database()  # None on SQLite: the bookkeeper does all the database work
         self.transport = PushTransport()
         self.session_budget_s = float(settings.DOVECOTE_PUSH_SESSION_SECONDS)
         self.session_idle_s = float(settings.DOVECOTE_PUSH_SESSION_IDLE_SECONDS)
@@ -145,6 +147,8 @@ class PushEngine:
         while self.sessions and time.monotonic() < deadline:  # noqa: ASYNC110 - sessions end on their own tasks
             await asyncio.sleep(0.05)
         await self.transport.close()
+        if self.ledger is not None:
+            await self.ledger.close()
 
 
 _engine: PushEngine | None = None

@@ -23,10 +23,11 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
-from delivery.attempts import Arrival, Attempt
+from delivery.attempts import Arrival, Attempt, fresh_claims, parse_frames
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import claims
 from delivery.push.bookkeeper import Bookkeeper
+from delivery.push.ledger import Ledger
 from delivery.transports import PushRequest, PushResult, PushTransport
 from subscriptions.models import Subscription
 
@@ -41,6 +42,7 @@ class Engine(Protocol):
     token: str  # the claim of every session on the engine
     broker: Broker
     bookkeeper: Bookkeeper
+    ledger: Ledger | None  # PostgreSQL's fast path for fresh claims and successes; None elsewhere
     transport: PushTransport
     session_budget_s: float
     session_idle_s: float
@@ -141,10 +143,9 @@ class PushSession:
     async def _attempt(self, consumer: Consumer, frames: list[ReceivedMessage]) -> None:
         """Judge frames that arrived together, then POST the attempts they start."""
         assert self.subscription is not None
-        subscription = self.subscription
+        arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
         try:
-            results = await self.engine.bookkeeper.start_attempts(
-                [Arrival(subscription, consumer, frame) for frame in frames])
+            results = await self._judge(arrivals)
         except Exception:
             log.exception("push session for subscription %s could not judge %d frames", self.subscription_id,
                           len(frames))
@@ -155,6 +156,24 @@ class PushSession:
         self._settled(len(frames) - len(started))
         await asyncio.gather(*(self._post(attempt) for attempt in started))
 
+    async def _judge(self, arrivals: list[Arrival]) -> list[Attempt | None]:
+        """The attempts the frames start: fresh ones claimed by the ledger, the rest judged by the bookkeeper."""
+        ledger = self.engine.ledger
+        if ledger is None:
+            return await self.engine.bookkeeper.start_attempts(arrivals)
+        results: list[Attempt | None] = [None] * len(arrivals)
+        parsed = parse_frames(arrivals)
+        fresh = fresh_claims(arrivals, parsed)
+        for (index, claim), claimed in zip(fresh, await ledger.claim([claim for _, claim in fresh]), strict=True):
+            if claimed.state is not None:
+                results[index] = Attempt(claimed.state, arrivals[index], claim.attempt, claimed.at)
+        rest = [index for index, _ in parsed if results[index] is None]
+        if rest:
+            judged = await self.engine.bookkeeper.start_attempts([arrivals[i] for i in rest], claim_fresh=False)
+            for index, attempt in zip(rest, judged, strict=True):
+                results[index] = attempt
+        return results
+
     async def _post(self, attempt: Attempt) -> None:
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
@@ -163,7 +182,10 @@ class PushSession:
                               signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms)
         result: PushResult = await self.engine.transport.post(request)
         try:
-            await self.engine.bookkeeper.record([(attempt, result)])
+            if result.ok and self.engine.ledger is not None:
+                await self.engine.ledger.record_delivered([(attempt, result)])
+            else:
+                await self.engine.bookkeeper.record([(attempt, result)])
         except (BrokerError, Exception):
             log.exception("push session for subscription %s could not record an outcome", self.subscription_id)
             self.stop(hand_over=True)
