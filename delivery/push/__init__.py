@@ -5,7 +5,10 @@
 - `engine.py`: one event loop per worker process, running every session it was given;
 - `session.py`: one subscription's session: frames from its queue, at most `max_in_flight`
   POSTs at once through delivery/transports.py;
-- `bookkeeper.py`: the database and broker work of all sessions, in batches on its own threads;
+- `ledger.py`: on PostgreSQL, fresh claims and successes recorded on the event loop itself,
+  coalesced across sessions (the common case, without thread hand-off or ORM);
+- `bookkeeper.py`: the rest of the database and broker work of all sessions, in batches on its
+  own threads (every frame rule, failures and retries; all of it on SQLite);
 - `outcomes.py`: what a POST's outcome does (delivered, retried, dead-lettered, disabled).
 The frame rules are in delivery/frame_rules.py and delivery/attempts.py (pull uses them too);
 the retry rule in subscriptions/retry.py; the recording of outcomes in delivery/settle.py.
