@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -84,6 +85,8 @@ def main() -> int:
                         help=f"run only these groups of figures, comma-separated: {', '.join(GROUPS + EXTRA_GROUPS)} "
                              "(for profiling; the table is written to var/, not docs/)")
     options = parser.parse_args()
+    # SIGTERM (kill, a CI timeout) unwinds like Ctrl-C, so the stack started below is stopped too.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     quick, only = options.quick, options.only
     if unknown := only - set(GROUPS + EXTRA_GROUPS):
         parser.error(f"--only: unknown group {', '.join(sorted(unknown))} "
