@@ -53,6 +53,7 @@ class MessageState:
     event_version: str
     room_id: int
     expires_at: datetime | None
+    created_at: datetime  # when it was published (the delivery latency counts from here)
 
     def is_expired(self, now: datetime | None = None) -> bool:
         return self.expires_at is not None and (now or timezone.now()) >= self.expires_at
@@ -85,7 +86,7 @@ class DeliveryState:
 
 STATE_FIELDS = ("pk", "status", "subscription_id", "message_id", "destination", "attempts", "attempt_started_at",
                 "redelivery_count", "replays", "message__correlation_id", "message__event_type",
-                "message__event_version", "message__room_id", "message__expires_at")
+                "message__event_version", "message__room_id", "message__expires_at", "message__created_at")
 
 
 class DeliveryQuerySet(models.QuerySet["Delivery"]):
@@ -103,8 +104,10 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         """Read these deliveries as DeliveryState, with their messages, in one query, by id."""
         states = {}
         for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-             correlation_id, event_type, event_version, room_id, expires_at) in self.values_list(*STATE_FIELDS):
-            message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at)
+             correlation_id, event_type, event_version, room_id, expires_at, published_at) in self.values_list(
+                *STATE_FIELDS):
+            message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
+                                   published_at)
             states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
                                        crashes, replays, message)
         return states
@@ -192,7 +195,8 @@ UPDATE {delivery} AS d
    AND d.status = ANY(%(unsettled)s) AND d.attempts < f.attempt
    AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.attempts, d.attempt_started_at,
-          d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at
+          d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at,
+          m.created_at
 """
 
 
@@ -225,8 +229,9 @@ def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
     """Read CLAIM_FRESH_SQL's rows as DeliveryState, by id."""
     states = {}
     for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-         correlation_id, event_type, event_version, room_id, expires_at) in rows:
-        message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at)
+         correlation_id, event_type, event_version, room_id, expires_at, published_at) in rows:
+        message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
+                               published_at)
         states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
                                    crashes, replays, message)
     return states

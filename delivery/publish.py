@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from delivery import metrics
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from delivery.routing import routing
@@ -115,6 +116,9 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
                 key.message = message
                 key.save(update_fields=["message", "created_at"])
         transaction.on_commit(lambda: relay().submit(deliveries))
+    room_label = metrics.room_label(room.pk)
+    metrics.MESSAGES_PUBLISHED.labels(room_label).inc(len(fresh))
+    metrics.DELIVERIES_CREATED.labels(room_label).inc(len(deliveries))
     by_message: dict[uuid.UUID, list[Delivery]] = {}
     for delivery in deliveries:
         by_message.setdefault(delivery.message_id, []).append(delivery)

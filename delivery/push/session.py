@@ -23,6 +23,9 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
+from django.utils import timezone
+
+from delivery import metrics
 from delivery.attempts import Arrival, Attempt, fresh_claims, parse_frames
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import claims
@@ -181,6 +184,9 @@ class PushSession:
                               correlation_id=message.correlation_id, attempt=attempt.attempt,
                               signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms)
         result: PushResult = await self.engine.transport.post(request)
+        room = metrics.room_label(message.room_id)
+        metrics.PUSH_ATTEMPTS.labels(room, result.outcome, metrics.status_class(result.status_code)).inc()
+        metrics.ATTEMPT_DURATION.labels(room).observe(result.duration_ms / 1000)
         try:
             if result.ok and self.engine.ledger is not None:
                 await self.engine.ledger.record_delivered([(attempt, result)])
@@ -189,6 +195,11 @@ class PushSession:
         except (BrokerError, Exception):
             log.exception("push session for subscription %s could not record an outcome", self.subscription_id)
             self.stop(hand_over=True)
+        else:
+            if result.ok:
+                metrics.DELIVERED.labels(room, "push").inc()
+                finished = result.finished_at or timezone.now()
+                metrics.DELIVERY_LATENCY.labels(room).observe((finished - message.created_at).total_seconds())
         finally:
             self._settled(1)
 
