@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.db.models import Count, Min, Q
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -27,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from delivery import outbox
 from delivery.broker import BrokerError, QueueStats
 from delivery.broker.shared import shared_broker
 from delivery.metrics import OTHER
@@ -118,15 +119,13 @@ class DeliveryStateCollector(Collector):
         leases = Delivery.objects.filter(status=Delivery.Status.LEASED).count()
         yield GaugeMetricFamily("dovecote_pull_leases_outstanding",
                                 "Pulled messages leased and not yet acked, nacked or expired.", value=leases)
-        pending = Delivery.objects.filter(status=Delivery.Status.PENDING).aggregate(
-            oldest=Min("created_at"), count=Count("pk"))
+        pending = outbox.backlog(now)
         yield GaugeMetricFamily("dovecote_outbox_pending",
                                 "Deliveries written but not yet confirmed by the broker (the outbox).",
-                                value=pending["count"])
-        oldest = pending["oldest"]
+                                value=pending.pending)
         yield GaugeMetricFamily("dovecote_outbox_oldest_pending_age_seconds",
                                 "Age of the oldest delivery still in the outbox; 0 when it is empty.",
-                                value=(now - oldest).total_seconds() if oldest else 0.0)
+                                value=pending.oldest_age_s)
 
     def _broker(self) -> Iterator[Metric]:
         depths = queue_depths(shared_broker().queues("subscription-"), settings.DOVECOTE_METRICS_MAX_QUEUES)

@@ -12,9 +12,11 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import close_old_connections, transaction
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from delivery import frames
@@ -116,6 +118,23 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
     for delivery in deliveries:
         log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
                                   "delivery_id": delivery.pk, "destination": delivery.destination})
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """What the outbox holds: deliveries written and not yet confirmed by the broker, and the oldest one's age."""
+
+    pending: int
+    oldest_age_s: float  # 0 when there is none
+
+
+def backlog(now: datetime | None = None) -> Backlog:
+    """Read the outbox's backlog in one query (the status-and-age index)."""
+    now = now or timezone.now()
+    found = Delivery.objects.filter(status=Delivery.Status.PENDING).aggregate(count=Count("pk"),
+                                                                              oldest=Min("created_at"))
+    oldest = found["oldest"]
+    return Backlog(found["count"], max(0.0, (now - oldest).total_seconds()) if oldest else 0.0)
 
 
 def claim_stale_pending(limit: int = SWEEP_BATCH) -> list[int]:
