@@ -38,6 +38,7 @@ class Event:
     payload: Any
     correlation_id: str = ""
     idempotency_key: str | None = None
+    traceparent: str = ""  # the publish's W3C trace context, carried to the broker and the receivers
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
             message = Message(
                 room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
                 correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-                created_at=now, expires_at=room.expires_at(now),
+                created_at=now, expires_at=room.expires_at(now), traceparent=event.traceparent,
             )
             fresh.append((index, message, key))
         Message.objects.bulk_create([message for _, message, _ in fresh])
