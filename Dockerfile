@@ -31,8 +31,8 @@ COPY --from=assets /assets/node_modules ./node_modules
 RUN DOVECOTE_HTTPS=false DJANGO_SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))') \
     DOVECOTE_SECRETS_KEY=$(python -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())') \
     python manage.py collectstatic --no-input --verbosity 0 \
-    && mkdir -p var \
-    && chown dovecote:dovecote var
+    && mkdir -p var/metrics \
+    && chown -R dovecote:dovecote var
 
 USER dovecote
 EXPOSE 8000

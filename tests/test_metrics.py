@@ -148,3 +148,27 @@ def test_a_workers_attempts_reach_the_scrape_and_the_histogram_counts_every_atte
     assert value(samples, "dovecote_push_attempt_duration_seconds_count", room=r) == rows
     assert value(samples, "dovecote_push_attempt_duration_seconds_bucket", room=r, le="+Inf") == rows
     assert value(samples, "dovecote_delivery_latency_seconds_count", room=r) == 6
+
+
+@pytest.mark.django_db
+def test_the_docs_list_every_metric_with_its_type_and_labels() -> None:
+    from prometheus_client import Counter, Histogram
+
+    from api.metrics import DeliveryStateCollector
+    from delivery import metrics
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "operations.md").read_text()
+    rows = {row[0].strip("` "): row for row in (line.split("|")[1:-1] for line in docs.splitlines()
+                                                 if line.startswith("| `dovecote_"))}
+    recorded = [m for m in vars(metrics).values() if isinstance(m, Counter | Histogram)]
+    for metric in recorded:
+        name = f"{metric._name}_total" if isinstance(metric, Counter) else metric._name
+        assert name in rows, name
+        assert rows[name][1].strip() == metric._type
+        for label in metric._labelnames:
+            assert f"`{label}`" in rows[name][2], (name, label)
+    with override_settings(STOMP_URL="memory://"):
+        scraped = list(DeliveryStateCollector().collect())
+    for family in scraped:
+        assert family.name in rows and rows[family.name][1].strip() == family.type, family.name
+    assert len(rows) == len(recorded) + len({f.name for f in scraped})
