@@ -13,7 +13,9 @@ a process records; the rooms after those are counted as room="_other" by that pr
 
 from __future__ import annotations
 
+import functools
 import threading
+from typing import Any
 
 from django.conf import settings
 from prometheus_client import Counter, Histogram
@@ -72,6 +74,32 @@ class RoomLabels:
 
 
 room_label = RoomLabels()
+
+
+def record_push_attempt(room_id: int, outcome: str, status_code: int | None, duration_s: float) -> None:
+    """Count one push POST and its duration (the push session's hot path: two increments, labels cached)."""
+    attempts, duration = _attempt_series(room_id, outcome, status_class(status_code))
+    attempts.inc()
+    duration.observe(duration_s)
+
+
+def record_push_delivered(room_id: int, latency_s: float) -> None:
+    """Count a push delivery recorded as delivered, and its latency from the publish."""
+    delivered, latency = _delivered_series(room_id)
+    delivered.inc()
+    latency.observe(latency_s)
+
+
+@functools.lru_cache(maxsize=4096)
+def _attempt_series(room_id: int, outcome: str, klass: str) -> tuple[Any, Any]:
+    room = room_label(room_id)
+    return PUSH_ATTEMPTS.labels(room, outcome, klass), ATTEMPT_DURATION.labels(room)
+
+
+@functools.lru_cache(maxsize=1024)
+def _delivered_series(room_id: int) -> tuple[Any, Any]:
+    room = room_label(room_id)
+    return DELIVERED.labels(room, "push"), DELIVERY_LATENCY.labels(room)
 
 
 def status_class(status_code: int | None) -> str:

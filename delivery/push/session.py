@@ -193,9 +193,7 @@ class PushSession:
         result: PushResult = await self.engine.transport.post(request)
         if span is not None:
             end_attempt_span(span, result)
-        room = metrics.room_label(message.room_id)
-        metrics.PUSH_ATTEMPTS.labels(room, result.outcome, metrics.status_class(result.status_code)).inc()
-        metrics.ATTEMPT_DURATION.labels(room).observe(result.duration_ms / 1000)
+        metrics.record_push_attempt(message.room_id, result.outcome, result.status_code, result.duration_ms / 1000)
         settling = settle_span(span, result) if span is not None else None
         try:
             if result.ok and self.engine.ledger is not None:
@@ -210,9 +208,8 @@ class PushSession:
             self.stop(hand_over=True)
         else:
             if result.ok:
-                metrics.DELIVERED.labels(room, "push").inc()
                 finished = result.finished_at or timezone.now()
-                metrics.DELIVERY_LATENCY.labels(room).observe((finished - message.created_at).total_seconds())
+                metrics.record_push_delivered(message.room_id, (finished - message.created_at).total_seconds())
         finally:
             if settling is not None:
                 settling.end()
