@@ -60,11 +60,13 @@ class RoomLabels:
         self._lock = threading.Lock()
 
     def __call__(self, room_id: int | None) -> str:
-        label = self._labels.get(room_id)  # type: ignore[arg-type]
+        if room_id is None:
+            return OTHER
+        label = self._labels.get(room_id)
         if label is not None:
             return label
         with self._lock:
-            if room_id is None or len(self._labels) >= settings.DOVECOTE_METRICS_MAX_ROOMS:
+            if len(self._labels) >= settings.DOVECOTE_METRICS_MAX_ROOMS:
                 return OTHER
             return self._labels.setdefault(room_id, str(room_id))
 
