@@ -141,3 +141,23 @@ def test_tracing_is_on_only_when_the_otel_variables_ask() -> None:
     assert not tracing.wanted({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"})
     with pytest.raises(tracing.TracingConfigError, match="OTEL_TRACES_EXPORTER='zipkin'"):
         tracing.exporter_for("zipkin")
+
+
+@pytest.mark.django_db
+def test_a_batch_is_one_publish_span_and_every_message_keeps_its_context(
+        client: Client, spans: InMemorySpanExporter) -> None:
+    room = make_room()
+    make_event_type(room)
+    key = ApiKey.issue("shop", rooms=[room])[1]
+    items = [{"event_type": "order.created", "event_version": "1", "payload": {"n": n}} for n in range(3)]
+
+    response = client.post(f"/api/v1/rooms/{room.pk}/messages/batch/", json.dumps({"messages": items}),
+                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}",
+                           HTTP_TRACEPARENT=f"00-{PUBLISHER_TRACE}-{PUBLISHER_SPAN}-01")
+
+    assert response.status_code == 202, response.content
+    [publish] = [s for s in spans.get_finished_spans() if s.name == "publish"]
+    assert publish.attributes["dovecote.messages"] == 3
+    ids = [m["message_id"] for m in response.json()["messages"]]
+    assert set(Message.objects.filter(pk__in=ids).values_list("traceparent", flat=True)) == {
+        f"00-{PUBLISHER_TRACE}-{publish.context.span_id:016x}-01"}

@@ -68,7 +68,7 @@ class PublishView(APIView):
     def post(self, request: Request, room_id: int) -> Response:
         with publish_span(request, room_id) as span:
             room = usable_room(request, room_id)
-            event = event_of(read_fields(PublishSerializer, request.data), request)
+            event = event_of(read_fields(PublishSerializer, request.data), request, message_traceparent(request))
             try:
                 published = publish(room, event)
             except PublishRejected as rejected:
@@ -97,7 +97,8 @@ class BatchPublishView(APIView):
             raise exceptions.ValidationError({"messages": dict(sorted(errors.items(), key=lambda e: int(e[0])))})
         try:  # publish_many checks each event once (its type and version, its schema) and names the bad ones
             with publish_span(request, room_id) as span:
-                published = publish_many(room, [event_of(fields, request)
+                traceparent = message_traceparent(request)
+                published = publish_many(room, [event_of(fields, request, traceparent)
                                                 for fields in items.validated_data["messages"]])
                 span.set_attribute("dovecote.messages", len(published))
         except PublishRejected as rejected:
@@ -117,21 +118,24 @@ def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, Any]]:
     for index, item in enumerate(request.data["messages"]):
         fields = PublishSerializer(data=item)
         if fields.is_valid():
-            events[index] = event_of(fields.validated_data, request)
+            events[index] = event_of(fields.validated_data, request, "")  # only checked, never stored
         else:
             errors[str(index)] = fields.errors
     return events, errors
 
 
-def event_of(fields: dict[str, Any], request: Request) -> Event:
+def event_of(fields: dict[str, Any], request: Request, traceparent: str) -> Event:
     """Build an Event from a message's validated fields; the X-Correlation-ID header stands in for a missing id."""
     correlation_id = fields.get("correlation_id") or request.headers.get("X-Correlation-ID", "")
     return Event(
         event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
-        correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"),
-        # The publish span's context when tracing is on, else the publisher's own (receivers continue it).
-        traceparent=tracing.current_traceparent() or tracing.valid_traceparent(request.headers.get("traceparent")),
+        correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"), traceparent=traceparent,
     )
+
+
+def message_traceparent(request: Request) -> str:
+    """The trace context a message keeps: the publish span's while tracing is on, else the publisher's own."""
+    return tracing.current_traceparent() or tracing.valid_traceparent(request.headers.get("traceparent"))
 
 
 @contextmanager
