@@ -83,7 +83,7 @@ class QueueDepth:
 
 
 def queue_depths(queues: list[QueueStats], limit: int) -> list[QueueDepth]:
-    """Dovecote's subscription queues: the `limit` deepest by name, the rest summed as room and subscription OTHER."""
+    """Dovecote's subscription queues by room and subscription id: the `limit` deepest, the rest summed as OTHER."""
     ours = [QueueDepth(match[1], match[2], queue.messages, queue.scheduled, queue.delivering)
             for queue in queues if (match := DESTINATION.match(queue.destination))]
     ours.sort(key=lambda q: (-q.messages, int(q.subscription)))

@@ -182,7 +182,7 @@ class PushSession:
     async def _post(self, attempt: Attempt) -> None:
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
-        traceparent = attempt.frame.headers.get(frames.TRACEPARENT, "")
+        traceparent = tracing.valid_traceparent(attempt.frame.headers.get(frames.TRACEPARENT))  # never raw into HTTP
         span = attempt_span(attempt, traceparent) if tracing.enabled() else None
         if span is not None:
             traceparent = tracing.traceparent_of(span)  # the receiver continues from this attempt
@@ -231,7 +231,7 @@ def attempt_span(attempt: Attempt, traceparent: str) -> Span:
     """The client span of one push POST, in its message's trace (the frame's traceparent), or a new trace."""
     message = attempt.delivery.message
     return tracing.tracer().start_span(
-        "POST", context=tracing.context_of(tracing.valid_traceparent(traceparent)), kind=SpanKind.CLIENT,
+        "POST", context=tracing.context_of(traceparent), kind=SpanKind.CLIENT,
         attributes={"http.request.method": "POST", "dovecote.correlation_id": message.correlation_id,
                     "dovecote.message_id": str(message.id), "dovecote.delivery_id": attempt.delivery.pk,
                     "dovecote.subscription_id": attempt.arrival.subscription.pk,
