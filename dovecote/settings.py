@@ -46,7 +46,8 @@ DOVECOTE_TRUSTED_PROXIES = env_int("DOVECOTE_TRUSTED_PROXIES", 0, minimum=0, max
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if DOVECOTE_TRUSTED_PROXIES else None
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = DOVECOTE_HTTPS
 SECURE_SSL_REDIRECT = DOVECOTE_HTTPS
-SECURE_REDIRECT_EXEMPT = [r"^healthz/", r"^metrics$"]  # health checks probe the server itself, over plain HTTP
+# Health checks and metrics scrapers probe the server itself, over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("DOVECOTE_HSTS_SECONDS", 365 * 24 * 3600 if DOVECOTE_HTTPS else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DOVECOTE_HSTS_INCLUDE_SUBDOMAINS", True)
 # Preloading is a promise to browser vendors an operator makes for the whole domain, not a default.
@@ -184,14 +185,14 @@ DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS = env_int("DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS
 # Metrics (GET /metrics, docs/operations.md#metrics): a scrape is answered when it brings the bearer
 # token DOVECOTE_METRICS_TOKEN or comes from an address in DOVECOTE_METRICS_ALLOW (hosts' IPs or CIDRs).
 DOVECOTE_METRICS_TOKEN = env_str("DOVECOTE_METRICS_TOKEN")
+if DOVECOTE_METRICS_TOKEN and len(DOVECOTE_METRICS_TOKEN) < 16:
+    raise ConfigError("DOVECOTE_METRICS_TOKEN must be at least 16 characters")
+DOVECOTE_METRICS_ALLOW = env_networks("DOVECOTE_METRICS_ALLOW", "127.0.0.1,::1")
 # Where every process keeps its metric values when several share one scrape (bin/web, bin/worker and
 # bin/beat set it; dovecote/metrics.py). Unset: each process keeps its own in memory.
 PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")
 if PROMETHEUS_MULTIPROC_DIR:
     Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
-if DOVECOTE_METRICS_TOKEN and len(DOVECOTE_METRICS_TOKEN) < 16:
-    raise ConfigError("DOVECOTE_METRICS_TOKEN must be at least 16 characters")
-DOVECOTE_METRICS_ALLOW = env_networks("DOVECOTE_METRICS_ALLOW", "127.0.0.1,::1")
 # The `room` label names at most this many rooms per process; the others are counted as room="_other".
 DOVECOTE_METRICS_MAX_ROOMS = env_int("DOVECOTE_METRICS_MAX_ROOMS", 100, minimum=1, maximum=10_000)
 # Queue depths are reported for the deepest this-many subscriptions; the rest are summed as "_other".

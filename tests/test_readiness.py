@@ -6,8 +6,11 @@ is started again. Only staff users and admin keys see what each check found.
 
 from __future__ import annotations
 
+import os
+import signal
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -83,3 +86,27 @@ def test_readiness_fails_when_the_worker_is_killed_and_recovers_when_it_is_back(
     assert set(body["down"]) == {"worker", "beat"}
     start_worker("ready-again")
     wait_for_readiness(client, 200)
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readiness_fails_naming_beat_when_only_beat_dies(client: Client, start_worker) -> None:
+    worker = start_worker("beat-dies")
+    wait_for_readiness(client, 200)
+    [beat] = children(worker.process.pid)  # `celery worker -B` runs beat in a child process
+
+    os.kill(beat, signal.SIGKILL)
+
+    body = wait_for_readiness(client, 503)
+    assert body["down"] == ["beat"]
