@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import logging
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import DatabaseError
 from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
@@ -28,13 +28,15 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
 from delivery import outbox
-from delivery.broker import BrokerError, QueueStats
+from delivery.broker import QueueStats
 from delivery.broker.shared import shared_broker
 from delivery.metrics import OTHER
 from delivery.models import Delivery
 from dovecote import heartbeats
 from dovecote.throttling import client_address
 from subscriptions.models import Subscription
+
+log = logging.getLogger("dovecote.metrics")
 
 DESTINATION = re.compile(r"^room-(\d+)::subscription-(\d+)$")
 
@@ -104,7 +106,8 @@ class DeliveryStateCollector(Collector):
         for source, read in (("database", self._database), ("broker", self._broker), ("cache", self._heartbeats)):
             try:
                 families = list(read())
-            except (DatabaseError, BrokerError, Exception):  # noqa: BLE001 - a failed source must not fail the scrape
+            except Exception as error:  # noqa: BLE001 - a source that fails must not fail the scrape
+                log.warning("metrics: the %s did not answer: %s", source, error)
                 up.add_metric([source], 0)
                 continue
             up.add_metric([source], 1)
