@@ -25,13 +25,14 @@ RUN pip install -r requirements.txt
 COPY . .
 COPY --from=assets /assets/node_modules ./node_modules
 
-# Static files (with htmx from node_modules) are collected at build time; var/ must be writable.
-# (collectstatic reads the settings, which want keys: throwaway ones, used for nothing and kept nowhere.)
-RUN DJANGO_DEBUG=true DJANGO_SECRET_KEY=collectstatic-only \
+# Static files (with htmx from node_modules) are collected at build time under hashed names, gzipped,
+# for WhiteNoise to serve; var/ must be writable. (collectstatic reads the settings, which want keys:
+# throwaway ones, used for nothing and kept nowhere.)
+RUN DOVECOTE_HTTPS=false DJANGO_SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))') \
     DOVECOTE_SECRETS_KEY=$(python -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())') \
     python manage.py collectstatic --no-input --verbosity 0 \
-    && mkdir -p var \
-    && chown dovecote:dovecote var
+    && mkdir -p var/metrics \
+    && chown -R dovecote:dovecote var
 
 USER dovecote
 EXPOSE 8000

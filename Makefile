@@ -32,7 +32,7 @@ help:
 	@echo "make services  start PostgreSQL, Redis and Apache Artemis (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
 	@echo "make screenshots  regenerate docs/screenshots/*.png (the web UI at 1280x800) from the browser tests"
-	@echo "make run       migrate, then web, worker and beat from the Procfile (Ctrl-C stops all)"
+	@echo "make run       migrate and collect the static files, then web, worker and beat from the Procfile (Ctrl-C stops all)"
 	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
 	@echo "make report    migrate, then run the Spark report jobs (REPORT_ARGS=\"--full\" etc.)"
 	@echo "make lint      ruff, the import contracts (lint-imports) and the type checker (mypy); make test runs it"
@@ -112,11 +112,12 @@ screenshots: venv services
 	@$(LOAD_SERVICES_ENV); \
 	SCREENSHOTS=1 $(VENV)/bin/pytest -q tests/browser
 
-# release: what runs once before the processes start (migrations).
+# release: what runs once before the processes start: migrations, and the static files collected
+# (hashed and gzipped) into staticfiles/ for WhiteNoise to serve.
 release: venv
-	@$(LOAD_SERVICES_ENV); $(PY) manage.py migrate --no-input
+	@$(LOAD_SERVICES_ENV); $(PY) manage.py migrate --no-input && $(PY) manage.py collectstatic --no-input --verbosity 0
 
-# migrate: apply migrations (same as release, for use on its own).
+# migrate: apply migrations (the same as release, for use on its own).
 migrate: release
 
 # run: the full stack in the foreground; Ctrl-C or SIGTERM stops every process.

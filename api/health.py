@@ -1,9 +1,15 @@
-"""`/healthz/`: the state of the database, the message broker and the Celery broker.
+"""Health: `/healthz/live`, `/healthz/ready` and `/healthz/` (docs/operations.md#health).
 
-Anyone may ask whether Dovecote is up (200, or 503 naming the services that are down); only staff
-users and admin API keys see each check's timing and error text, which can name internal hosts.
-Each web process checks at most once every HEALTH_CACHE_SECONDS, whoever asks and however often,
-and asks the broker through its one shared connection rather than opening a new one per call.
+- `/healthz/live`: the process answers (200). A liveness probe restarts a process that does not.
+- `/healthz/ready`: the database, the message broker and the Celery broker answer, and a Celery
+  worker and beat have sent a heartbeat (dovecote/heartbeats.py) within
+  DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS; else 503 naming what is down.
+- `/healthz/`: the three services only (what it always answered; docker-compose's web check).
+
+Anyone may ask (200, or 503 naming the checks that failed); only staff users and admin API keys
+see each check's timing and error text, which can name internal hosts. Each web process checks at
+most once every HEALTH_CACHE_SECONDS, whoever asks and however often, and asks the broker through
+its one shared connection rather than opening a new one per call.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from kombu import Connection
 
 from delivery.broker.base import BrokerUnavailable
 from delivery.broker.shared import shared_broker
+from dovecote import heartbeats
 from dovecote.throttling import API_KEY_FAILURES
 from rooms.models import ApiKey
 
@@ -45,10 +52,31 @@ def check_celery_broker() -> None:
         conn.ensure_connection(max_retries=1, timeout=CHECK_TIMEOUT_S)
 
 
+def check_heartbeat(role: str) -> Callable[[], None]:
+    """A check that a process of `role` (worker, beat) sent a heartbeat recently."""
+    def check() -> None:
+        seen = heartbeats.last_seen(role)
+        if seen is None:
+            raise HeartbeatMissing(f"no {role} has sent a heartbeat")
+        age = time.time() - seen["at"]
+        if age > settings.DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS:
+            raise HeartbeatMissing(f"the last {role} heartbeat ({seen.get('name', '?')}) is {age:.0f} s old")
+    return check
+
+
+class HeartbeatMissing(Exception):
+    """No process of a role has said it is alive recently."""
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "database": check_database,
     "broker": check_broker,
     "celery_broker": check_celery_broker,
+}
+READY_CHECKS: dict[str, Callable[[], None]] = {
+    **CHECKS,
+    "worker": check_heartbeat("worker"),
+    "beat": check_heartbeat("beat"),
 }
 
 
@@ -69,7 +97,8 @@ def _ms_since(started: float) -> int:
 class RecentChecks:
     """The last results of the checks in this process, run again once they are HEALTH_CACHE_SECONDS old."""
 
-    def __init__(self) -> None:
+    def __init__(self, checks: dict[str, Callable[[], None]]) -> None:
+        self.checks = checks
         self._lock = threading.Lock()
         self._results: dict[str, dict[str, object]] = {}
         self._taken_at = -float("inf")
@@ -79,7 +108,7 @@ class RecentChecks:
         with self._lock:  # callers arriving during a check wait for its result rather than check again
             services = (settings.STOMP_URL, settings.CELERY_BROKER_URL, connection.settings_dict["NAME"])
             if services != self._for or time.monotonic() - self._taken_at >= HEALTH_CACHE_SECONDS:
-                self._results = {name: run_check(check) for name, check in CHECKS.items()}
+                self._results = {name: run_check(check) for name, check in self.checks.items()}
                 self._taken_at, self._for = time.monotonic(), services
             return self._results
 
@@ -88,7 +117,8 @@ class RecentChecks:
             self._taken_at = -float("inf")
 
 
-RECENT = RecentChecks()
+RECENT = RecentChecks(CHECKS)
+RECENT_READY = RecentChecks(READY_CHECKS)
 
 
 def may_see_details(request: HttpRequest) -> bool:
@@ -109,8 +139,26 @@ def may_see_details(request: HttpRequest) -> bool:
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Answer 200 when every dependency is up, else 503 naming the ones that are down."""
-    results = RECENT.results()
+    """Answer 200 when the database, the broker and the Celery broker are up, else 503 naming the ones down."""
+    return health_reply(request, RECENT)
+
+
+@require_GET
+def ready(request: HttpRequest) -> JsonResponse:
+    """Answer 200 when the services are up and a worker and beat are alive, else 503 naming what is not."""
+    return health_reply(request, RECENT_READY)
+
+
+@require_GET
+def live(request: HttpRequest) -> JsonResponse:
+    """Answer 200: this process serves requests."""
+    response = JsonResponse({"status": "ok"})
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def health_reply(request: HttpRequest, recent: RecentChecks) -> JsonResponse:
+    results = recent.results()
     down = [name for name, result in results.items() if not result["ok"]]
     body: dict[str, object] = {"status": "ok" if not down else "unavailable", "down": down}
     if may_see_details(request):

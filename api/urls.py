@@ -5,10 +5,17 @@ from __future__ import annotations
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from api.health import healthz
+from api import health
+from api.metrics import metrics
 
 urlpatterns = [
-    path("healthz/", healthz, name="healthz"),
+    path("healthz/", health.healthz, name="healthz"),
+    # Probes are often written without the slash: both forms answer, neither redirects.
+    path("healthz/live", health.live, name="healthz-live"),
+    path("healthz/live/", health.live),
+    path("healthz/ready", health.ready, name="healthz-ready"),
+    path("healthz/ready/", health.ready),
+    path("metrics", metrics, name="metrics"),
     path("api/v1/", include("api.rooms.urls")),
     path("api/v1/", include("api.subscriptions.urls")),
     path("api/v1/", include("api.delivery.urls")),

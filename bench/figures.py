@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -183,11 +184,48 @@ def empty_endpoint(ctx: Context, n: int, clients: int = 16) -> tuple[float, floa
 
 # ---- push ----------------------------------------------------------------------------------------
 
-def push_throughput(ctx: Context, n: int) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class Scrape:
+    """What GET /metrics said of one room at one moment."""
+
+    at: float  # time.monotonic()
+    delivered: float  # dovecote_deliveries_delivered_total{path="push"}
+    attempts: float  # dovecote_push_attempt_duration_seconds_count
+
+
+def scrape(ctx: Context, room_id: int) -> Scrape:
+    """Scrape the web's /metrics (from loopback, which may) and read the room's delivered counter and attempt count."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    asked = time.monotonic()
+    with urllib.request.urlopen(f"{ctx.base_url}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    at = (asked + time.monotonic()) / 2
+    delivered = attempts = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.labels.get("room") != str(room_id):
+                continue
+            if sample.name == "dovecote_deliveries_delivered_total" and sample.labels.get("path") == "push":
+                delivered += sample.value
+            elif sample.name == "dovecote_push_attempt_duration_seconds_count":
+                attempts += sample.value
+    return Scrape(at, delivered, attempts)
+
+
+def attempt_rows(room_id: int) -> int:
+    from delivery.models import DeliveryAttempt
+
+    return DeliveryAttempt.objects.filter(delivery__message__room_id=room_id).count()
+
+
+def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, float, int]:
     """Deliveries/s from queued to received, one subscription (the worker starts once all n are queued).
 
     Also returns the worker's peak RSS in MiB during the run, and its CPU time per delivery in µs,
-    in the steady state: from the 10th to the 90th percent of the deliveries (start-up left out).
+    in the steady state: from the 10th to the 90th percent of the deliveries (start-up left out);
+    and what /metrics said meanwhile: the delivered counter's rate between scrapes at those two
+    points, and at the end the attempt histogram's count beside the attempt rows in the database.
     """
     ctx.stop_worker()
     room_id = make_room(ctx)
@@ -198,11 +236,13 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float]:
     ctx.restart_worker()
     worker = ctx.processes["worker"].popen.pid
     marks: list[tuple[int, float]] = []  # (deliveries received, worker CPU seconds)
+    scrapes: list[Scrape] = []
 
     def progress() -> bool:
         count = ctx.receiver.count()
         if (not marks and count >= n // 10) or (len(marks) == 1 and count >= n * 9 // 10):
             marks.append((count, cpu_seconds(worker)))
+            scrapes.append(scrape(ctx, room_id))
         return count >= n
 
     wait_until(progress, timeout=300, poll=0.02)
@@ -210,7 +250,11 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float]:
     wait_until(lambda: count_status(room_id, "delivered") >= n, timeout=60)  # every one recorded too
     (first, cpu_first), (last, cpu_last) = marks if len(marks) == 2 else ((0, 0.0), (1, 0.0))
     cpu_us = (cpu_last - cpu_first) / max(1, last - first) * 1e6
-    return (n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024, cpu_us
+    scraped_rate = ((scrapes[1].delivered - scrapes[0].delivered) / (scrapes[1].at - scrapes[0].at)
+                    if len(scrapes) == 2 else 0.0)
+    final = scrape(ctx, room_id)
+    return ((n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024, cpu_us,
+            scraped_rate, final.attempts, attempt_rows(room_id))
 
 
 def bare_loop(ctx: Context, n: int) -> tuple[float, float]:

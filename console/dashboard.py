@@ -3,10 +3,12 @@ and the success rate per room over the newest report hours."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, Q
 from django.db.models.functions import TruncMinute
 from django.http import HttpRequest
@@ -16,10 +18,12 @@ from django.utils import timezone
 from console.reports import success_per_room
 from console.shortcuts import render_page, staff_required, wanted_fragment
 from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.outbox import Backlog, backlog
+from dovecote import heartbeats
 from subscriptions.models import Subscription
 
 HOUR = timedelta(hours=1)
-FRAGMENTS = ("stats", "throughput", "failing")
+FRAGMENTS = ("stats", "processes", "throughput", "failing")
 Status = Delivery.Status
 
 
@@ -30,6 +34,7 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
     since = now - HOUR
     parts = {
         "stats": lambda: last_hour_stats(since),
+        "processes": processes,
         "throughput": lambda: throughput(since),
         "failing": lambda: failing_subscriptions(since),
         "reports": success_per_room,  # the whole page only, no poll: report rows change once an hour
@@ -54,6 +59,35 @@ def last_hour_stats(since: datetime) -> dict[str, int]:
         "resent": PublishedMessage.objects.filter(kind=PublishedMessage.Kind.RESEND, sent_at__gte=since).count(),
         **settled,
     }
+
+
+@dataclass(frozen=True)
+class LastSeen:
+    """When a worker or beat last sent its heartbeat (dovecote/heartbeats.py), as /healthz/ready judges it."""
+
+    role: str
+    name: str
+    age_s: float | None  # None: never (or forgotten)
+
+    @property
+    def is_recent(self) -> bool:
+        return self.age_s is not None and self.age_s <= settings.DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS
+
+
+@dataclass(frozen=True)
+class Processes:
+    last_seen: list[LastSeen]  # the worker's, then beat's
+    outbox: Backlog
+
+
+def processes() -> Processes:
+    """The worker's and beat's last heartbeats and the outbox backlog (one query; the heartbeats are in the cache)."""
+    now = time.time()
+    seen = {}
+    for role in heartbeats.ROLES:
+        beat = heartbeats.last_seen(role)
+        seen[role] = LastSeen(role, beat["name"], max(0.0, now - beat["at"])) if beat else LastSeen(role, "", None)
+    return Processes([seen["worker"], seen["beat"]], backlog())
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.contrib.auth import views as auth_views
-from django.contrib.staticfiles.views import serve as serve_static
-from django.urls import path, re_path
+from django.urls import path
 
 from console import api_keys, dashboard, dead_letters, login, messages, reports, rooms, subscriptions
 
@@ -52,9 +50,4 @@ urlpatterns = [
     path("api-keys/<int:key_id>/revoke/", api_keys.api_key_revoke, name="api-key-revoke"),
 ]
 
-# gunicorn (`make run`), waitress (`make demo`) and the image serve no static files themselves: the
-# UI's few files (its CSS and htmx) are served from the static finders here.
-if settings.STATIC_URL.startswith("/"):
-    urlpatterns.append(
-        re_path(rf"^{settings.STATIC_URL.strip('/')}/(?P<path>.*)$", serve_static, {"insecure": True}, name="static")
-    )
+# Static files (the UI's CSS and htmx) are served by WhiteNoise's middleware (dovecote/settings.py: STORAGES).

@@ -11,6 +11,10 @@ class DeliveryConfig(AppConfig):
 
         from delivery import outbox
         from delivery.push import claims, engine
+        from dovecote import tracing
+
+        # Tracing starts in every process that loads Django, when OTEL_* variables ask for it.
+        tracing.configure()
 
         # Deliveries the outbox relay has just queued get a push session at once.
         outbox.on_queued(claims.start_sessions_for_deliveries)

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from delivery import metrics
 from delivery.models import Delivery
 from delivery.outbox import relay
 from subscriptions.models import Subscription
@@ -46,6 +47,7 @@ def replay(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> l
     while chunk := replay_chunk(chosen.filter(pk__gt=after), settings.DOVECOTE_REPLAY_CHUNK):
         ids += chunk
         after = chunk[-1]
+    metrics.REPLAYS.labels(metrics.room_label(subscription.room_id)).inc(len(ids))
     return ids
 
 

@@ -16,6 +16,7 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery import metrics
 from delivery.broker import EXPIRY_DESTINATION, BrokerError
 from delivery.broker.shared import shared_broker
 from delivery.frames import MESSAGE_ID, FrameInfo
@@ -36,10 +37,12 @@ def expire_overdue() -> int:
     except BrokerError:
         log.warning("expiry: cannot read %s now; the database sweep goes on", EXPIRY_DESTINATION, exc_info=True)
     now = timezone.now()
-    return Delivery.objects.filter(
+    expired = Delivery.objects.filter(
         Q(attempt_started_at__isnull=True) | Q(attempt_started_at__lt=now - ABANDONED_ATTEMPT),
         message__expires_at__lte=now,
     ).mark_expired("expired before delivery", now)
+    metrics.EXPIRED.labels("sweep").inc(expired)
+    return expired
 
 
 def drain_expired(limit: int = DRAIN_BATCH) -> int:
@@ -57,6 +60,7 @@ def drain_expired(limit: int = DRAIN_BATCH) -> int:
                 expired = Delivery.objects.filter(pk=info.delivery_id, message_id=message_id).mark_expired(
                     "expired on the broker before delivery", timezone.now())
                 if expired:
+                    metrics.EXPIRED.labels("broker").inc(expired)
                     log.info("expired on the broker", extra={"correlation_id": info.correlation_id,
                                                              "delivery_id": info.delivery_id,
                                                              "attempt": info.attempt})

@@ -17,6 +17,7 @@ EVENT_TYPE = "dovecote-event-type"
 EVENT_VERSION = "dovecote-event-version"
 ATTEMPT = "dovecote-attempt"
 NEXT_DELAY_MS = "dovecote-next-delay-ms"  # the delay after this attempt if it fails; -1: none
+TRACEPARENT = "traceparent"  # the message's W3C trace context, when it has one (dovecote/tracing.py)
 
 
 def envelope(message: Message) -> bytes:
@@ -51,19 +52,22 @@ def frame_for(
     expires_at_ms = int(message.expires_at.timestamp() * 1000) if message.expires_at else None
     now_ms = int(time.time() * 1000)
     due_ms = (int(since.timestamp() * 1000) if since else now_ms) + delay_ms
+    headers = {
+        CORRELATION_ID: message.correlation_id,
+        MESSAGE_ID: str(message.id),
+        DELIVERY_ID: str(delivery.pk),
+        EVENT_TYPE: message.event_type,
+        EVENT_VERSION: message.event_version,
+        ATTEMPT: str(attempt),
+        NEXT_DELAY_MS: str(-1 if next_delay_ms is None else next_delay_ms),
+        "content-type": "application/json",
+    }
+    if message.traceparent:
+        headers[TRACEPARENT] = message.traceparent
     return OutgoingMessage(
         destination=destination or delivery.destination,
         body=body,
-        headers={
-            CORRELATION_ID: message.correlation_id,
-            MESSAGE_ID: str(message.id),
-            DELIVERY_ID: str(delivery.pk),
-            EVENT_TYPE: message.event_type,
-            EVENT_VERSION: message.event_version,
-            ATTEMPT: str(attempt),
-            NEXT_DELAY_MS: str(-1 if next_delay_ms is None else next_delay_ms),
-            "content-type": "application/json",
-        },
+        headers=headers,
         delay_ms=max(0, due_ms - now_ms),
         expires_at_ms=expires_at_ms,
     )

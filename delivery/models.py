@@ -27,6 +27,8 @@ class Message(models.Model):
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - null: none given
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     expires_at = models.DateTimeField(null=True, blank=True)
+    # The W3C trace context of its publish (dovecote/tracing.py), sent with each of its frames and pushes.
+    traceparent = models.CharField(max_length=55, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-created_at"]
@@ -53,6 +55,8 @@ class MessageState:
     event_version: str
     room_id: int
     expires_at: datetime | None
+    created_at: datetime  # when it was published (the delivery latency counts from here)
+    traceparent: str
 
     def is_expired(self, now: datetime | None = None) -> bool:
         return self.expires_at is not None and (now or timezone.now()) >= self.expires_at
@@ -85,7 +89,8 @@ class DeliveryState:
 
 STATE_FIELDS = ("pk", "status", "subscription_id", "message_id", "destination", "attempts", "attempt_started_at",
                 "redelivery_count", "replays", "message__correlation_id", "message__event_type",
-                "message__event_version", "message__room_id", "message__expires_at")
+                "message__event_version", "message__room_id", "message__expires_at", "message__created_at",
+                "message__traceparent")
 
 
 class DeliveryQuerySet(models.QuerySet["Delivery"]):
@@ -103,8 +108,10 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         """Read these deliveries as DeliveryState, with their messages, in one query, by id."""
         states = {}
         for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-             correlation_id, event_type, event_version, room_id, expires_at) in self.values_list(*STATE_FIELDS):
-            message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at)
+             correlation_id, event_type, event_version, room_id, expires_at, published_at,
+             traceparent) in self.values_list(*STATE_FIELDS):
+            message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
+                                   published_at, traceparent)
             states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
                                        crashes, replays, message)
         return states
@@ -192,7 +199,8 @@ UPDATE {delivery} AS d
    AND d.status = ANY(%(unsettled)s) AND d.attempts < f.attempt
    AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.attempts, d.attempt_started_at,
-          d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at
+          d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at,
+          m.created_at, m.traceparent
 """
 
 
@@ -225,8 +233,9 @@ def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
     """Read CLAIM_FRESH_SQL's rows as DeliveryState, by id."""
     states = {}
     for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-         correlation_id, event_type, event_version, room_id, expires_at) in rows:
-        message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at)
+         correlation_id, event_type, event_version, room_id, expires_at, published_at, traceparent) in rows:
+        message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
+                               published_at, traceparent)
         states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
                                    crashes, replays, message)
     return states

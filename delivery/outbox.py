@@ -12,15 +12,19 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import close_old_connections, transaction
+from django.db.models import Count, Min
 from django.utils import timezone
+from opentelemetry.trace import Span, SpanKind, StatusCode
 
 from delivery import frames
 from delivery.broker import BrokerError, OutgoingMessage, SendFailed
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, PublishedMessage
+from dovecote import tracing
 
 log = logging.getLogger("delivery.outbox")
 
@@ -63,6 +67,19 @@ def send_frames(deliveries: Sequence[Delivery]) -> list[tuple[Delivery, Outgoing
     if not deliveries:
         return []
     outgoing = [next_frame(delivery) for delivery in deliveries]
+    spans = [send_span(delivery) for delivery in deliveries] if tracing.enabled() else []
+    confirmed = _send_many(deliveries, outgoing)
+    if spans:
+        sent = {id(delivery) for delivery, _ in confirmed}
+        for delivery, span in zip(deliveries, spans, strict=True):
+            if id(delivery) not in sent:
+                span.set_status(StatusCode.ERROR, "the broker did not confirm the send")
+            span.end()
+    return confirmed
+
+
+def _send_many(deliveries: Sequence[Delivery],
+               outgoing: list[OutgoingMessage]) -> list[tuple[Delivery, OutgoingMessage]]:
     try:
         shared_broker().send_many(outgoing)
         return list(zip(deliveries, outgoing, strict=True))
@@ -73,6 +90,16 @@ def send_frames(deliveries: Sequence[Delivery]) -> list[tuple[Delivery, Outgoing
     except BrokerError as error:
         log.warning("outbox: broker unavailable, %d deliveries not sent: %s", len(deliveries), error)
         return []
+
+
+def send_span(delivery: Delivery) -> Span:
+    """A producer span for sending the delivery's frame, in its message's trace (ended by the caller)."""
+    return tracing.tracer().start_span(
+        "send", context=tracing.context_of(delivery.message.traceparent), kind=SpanKind.PRODUCER,
+        attributes={"messaging.system": "activemq", "messaging.operation.type": "send",
+                    "messaging.destination.name": delivery.destination,
+                    "dovecote.correlation_id": delivery.message.correlation_id,
+                    "dovecote.message_id": str(delivery.message_id), "dovecote.delivery_id": delivery.pk})
 
 
 def frame_attempt(delivery: Delivery) -> int:
@@ -116,6 +143,23 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
     for delivery in deliveries:
         log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
                                   "delivery_id": delivery.pk, "destination": delivery.destination})
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """What the outbox holds: deliveries written and not yet confirmed by the broker, and the oldest one's age."""
+
+    pending: int
+    oldest_age_s: float  # 0 when there is none
+
+
+def backlog(now: datetime | None = None) -> Backlog:
+    """Read the outbox's backlog in one query (the status-and-age index)."""
+    now = now or timezone.now()
+    found = Delivery.objects.filter(status=Delivery.Status.PENDING).aggregate(count=Count("pk"),
+                                                                              oldest=Min("created_at"))
+    oldest = found["oldest"]
+    return Backlog(found["count"], max(0.0, (now - oldest).total_seconds()) if oldest else 0.0)
 
 
 def claim_stale_pending(limit: int = SWEEP_BATCH) -> list[int]:

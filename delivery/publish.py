@@ -11,6 +11,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from delivery import metrics
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from delivery.routing import routing
@@ -37,6 +38,7 @@ class Event:
     payload: Any
     correlation_id: str = ""
     idempotency_key: str | None = None
+    traceparent: str = ""  # the publish's W3C trace context, carried to the broker and the receivers
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
             message = Message(
                 room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
                 correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-                created_at=now, expires_at=room.expires_at(now),
+                created_at=now, expires_at=room.expires_at(now), traceparent=event.traceparent,
             )
             fresh.append((index, message, key))
         Message.objects.bulk_create([message for _, message, _ in fresh])
@@ -115,6 +117,9 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
                 key.message = message
                 key.save(update_fields=["message", "created_at"])
         transaction.on_commit(lambda: relay().submit(deliveries))
+    room_label = metrics.room_label(room.pk)
+    metrics.MESSAGES_PUBLISHED.labels(room_label).inc(len(fresh))
+    metrics.DELIVERIES_CREATED.labels(room_label).inc(len(deliveries))
     by_message: dict[uuid.UUID, list[Delivery]] = {}
     for delivery in deliveries:
         by_message.setdefault(delivery.message_id, []).append(delivery)

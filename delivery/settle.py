@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
-from delivery import frames
+from delivery import frames, metrics
 from delivery.broker import Broker, BrokerError, SendFailed
 from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage
 from delivery.transports import PushResult
@@ -188,6 +188,7 @@ def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy:
                 f.attempt, (f.finished_at or now) + timedelta(milliseconds=delay), f.result.status_code,
                 f.result.error, now)
     for f, delay in sent:
+        metrics.RETRIES.labels(metrics.room_label(f.delivery.message.room_id)).inc()
         log.info("retry scheduled in %d ms", delay, extra=_context(f.delivery, f.attempt))
     return confirmed
 
@@ -201,6 +202,7 @@ def dead_letter(delivery: DeliveryRecord, attempt: int, reason: str, started_at:
         record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
         Delivery.objects.filter(pk=delivery.pk).mark_dead_lettered(
             reason, timezone.now(), attempt=attempt, status_code=result.status_code if result else None)
+    metrics.DEAD_LETTERS.labels(metrics.room_label(delivery.message.room_id)).inc()
     log.warning("dead-lettered: %s", reason, extra=_context(delivery, attempt))
 
 
@@ -212,6 +214,7 @@ def expire(delivery: DeliveryRecord, attempt: int, started_at: datetime | None =
             log_attempt(delivery, attempt, started_at, result)
         Delivery.objects.filter(pk=delivery.pk).mark_expired(
             result.error if result else "expired before delivery", timezone.now())
+    metrics.EXPIRED.labels("attempt").inc()
     log.info("expired", extra=_context(delivery, attempt))
 
 
@@ -241,4 +244,5 @@ def record_send(delivery: DeliveryRecord, kind: str, destination: str, attempt: 
 
 def _context(delivery: DeliveryRecord, attempt: int) -> dict[str, object]:
     return {"correlation_id": delivery.message.correlation_id, "delivery_id": delivery.pk,
-            "message_id": str(delivery.message_id), "destination": delivery.destination, "attempt": attempt}
+            "message_id": str(delivery.message_id), "subscription": delivery.subscription_id,
+            "destination": delivery.destination, "attempt": attempt}

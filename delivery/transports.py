@@ -79,10 +79,11 @@ class PushRequest:
     attempt: int
     signing_secret: str
     timeout_ms: int
+    traceparent: str = ""  # W3C trace context for the receiver to continue, when the message has one
 
     def headers(self, timestamp: int) -> dict[str, str]:
         """The Standard Webhooks headers and Dovecote's own, signed for `timestamp` (unix seconds)."""
-        return {
+        headers = {
             "Content-Type": "application/json",
             "User-Agent": USER_AGENT,
             "webhook-id": self.message_id,
@@ -91,6 +92,9 @@ class PushRequest:
             "X-Correlation-ID": self.correlation_id,
             "X-Delivery-Attempt": str(self.attempt),
         }
+        if self.traceparent:
+            headers["traceparent"] = self.traceparent
+        return headers
 
 
 class PushTransport:

@@ -6,6 +6,8 @@ import os
 
 from celery import Celery
 
+import dovecote.heartbeats  # noqa: F401 - a worker's heartbeat starts with it (worker_init)
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dovecote.settings")
 
 app = Celery("dovecote")

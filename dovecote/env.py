@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from collections.abc import Callable
@@ -49,6 +50,17 @@ def env_int(name: str, default: int, *, minimum: int | None = None, maximum: int
 def env_list(name: str, default: str = "") -> list[str]:
     raw = os.environ.get(name, default)
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_networks(name: str, default: str = "") -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    """Return a comma-separated list of IP addresses or CIDRs as networks."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError:
+            raise ConfigError(f"{name}: {item!r} is not an IP address or CIDR") from None
+    return networks
 
 
 def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:

@@ -15,6 +15,7 @@ from dovecote.env import (
     env_fernet_keys,
     env_int,
     env_list,
+    env_networks,
     env_rate,
     env_str,
     env_url,
@@ -45,7 +46,8 @@ DOVECOTE_TRUSTED_PROXIES = env_int("DOVECOTE_TRUSTED_PROXIES", 0, minimum=0, max
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if DOVECOTE_TRUSTED_PROXIES else None
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = DOVECOTE_HTTPS
 SECURE_SSL_REDIRECT = DOVECOTE_HTTPS
-SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]  # health checks probe the server itself, over plain HTTP
+# Health checks and metrics scrapers probe the server itself, over plain HTTP.
+SECURE_REDIRECT_EXEMPT = [r"^healthz/", r"^metrics$"]
 SECURE_HSTS_SECONDS = env_int("DOVECOTE_HSTS_SECONDS", 365 * 24 * 3600 if DOVECOTE_HTTPS else 0, minimum=0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DOVECOTE_HSTS_INCLUDE_SUBDOMAINS", True)
 # Preloading is a promise to browser vendors an operator makes for the whole domain, not a default.
@@ -90,6 +92,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "dovecote.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files (hashed, compressed by collectstatic) straight from STATIC_ROOT, before any other work.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -154,9 +158,12 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
+# Celery's loggers go through the LOGGING below (Dovecote's formatter, its escaping) instead of
+# handlers of Celery's own on the root logger.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 # Every periodic job runs every few seconds, so beat needs no schedule file (the default shelve file
 # breaks under Python 3.13's dbm.sqlite3 with "locking protocol" errors).
-CELERY_BEAT_SCHEDULER = "celery.beat:Scheduler"
+CELERY_BEAT_SCHEDULER = "dovecote.heartbeats:HeartbeatScheduler"  # celery.beat:Scheduler that says it is alive
 # Where a persistent scheduler (`celery beat -S celery.beat:PersistentScheduler`) would keep its file:
 # with the other runtime files under var/, never in the directory beat happens to start in.
 CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
@@ -171,6 +178,25 @@ CELERY_BEAT_SCHEDULE = {
     "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),
                     "options": {"expires": 50 * 60}},
 }
+
+# Health (api/health.py): /healthz/ready fails when no worker or no beat has sent a heartbeat for this long.
+DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS = env_int("DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS", 10, minimum=2)
+
+# Metrics (GET /metrics, docs/operations.md#metrics): a scrape is answered when it brings the bearer
+# token DOVECOTE_METRICS_TOKEN or comes from an address in DOVECOTE_METRICS_ALLOW (hosts' IPs or CIDRs).
+DOVECOTE_METRICS_TOKEN = env_str("DOVECOTE_METRICS_TOKEN")
+if DOVECOTE_METRICS_TOKEN and len(DOVECOTE_METRICS_TOKEN) < 16:
+    raise ConfigError("DOVECOTE_METRICS_TOKEN must be at least 16 characters")
+DOVECOTE_METRICS_ALLOW = env_networks("DOVECOTE_METRICS_ALLOW", "127.0.0.1,::1")
+# Where every process keeps its metric values when several share one scrape (bin/web, bin/worker and
+# bin/beat set it; dovecote/metrics.py). Unset: each process keeps its own in memory.
+PROMETHEUS_MULTIPROC_DIR = env_str("PROMETHEUS_MULTIPROC_DIR")
+if PROMETHEUS_MULTIPROC_DIR:
+    Path(PROMETHEUS_MULTIPROC_DIR).mkdir(parents=True, exist_ok=True)
+# The `room` label names at most this many rooms per process; the others are counted as room="_other".
+DOVECOTE_METRICS_MAX_ROOMS = env_int("DOVECOTE_METRICS_MAX_ROOMS", 100, minimum=1, maximum=10_000)
+# Queue depths are reported for the deepest this-many subscriptions; the rest are summed as "_other".
+DOVECOTE_METRICS_MAX_QUEUES = env_int("DOVECOTE_METRICS_MAX_QUEUES", 200, minimum=1, maximum=10_000)
 
 # Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
 DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
@@ -274,6 +300,16 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves the static files. In production collectstatic (the Dockerfile, `make run`) writes
+# each under a name with its hash, gzipped beside it, and they are served from STATIC_ROOT, cached
+# for ever. DEBUG and the embedded demo serve them from the finders as they are (no collectstatic).
+STATIC_FROM_FINDERS = DEBUG or DOVECOTE_DEMO
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if STATIC_FROM_FINDERS
+                    else "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = STATIC_FROM_FINDERS
 STATICFILES_DIRS = [
     # Front-end packages come from the npm registry (package.json; `npm ci`, run by make) and are
     # served straight from node_modules, never committed.
@@ -283,17 +319,23 @@ STATICFILES_DIRS = [
 LOG_LEVEL = env_str("DOVECOTE_LOG_LEVEL", "INFO").upper()
 if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
     raise ConfigError(f"DOVECOTE_LOG_LEVEL={LOG_LEVEL!r} is not a log level")
+LOG_FORMAT = env_str("DOVECOTE_LOG_FORMAT", "keyvalue").lower()
+if LOG_FORMAT not in {"keyvalue", "json"}:
+    raise ConfigError(f"DOVECOTE_LOG_FORMAT={LOG_FORMAT!r} must be keyvalue or json")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
         "keyvalue": {"()": "dovecote.logformat.KeyValueFormatter"},
+        "json": {"()": "dovecote.logformat.JsonFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "keyvalue"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "dovecote": {"level": LOG_LEVEL},
         "delivery": {"level": LOG_LEVEL},
+        # The worker's and beat's own lines (started, ready, task errors), in Dovecote's format.
+        "celery": {"level": "INFO" if LOG_LEVEL in {"DEBUG", "INFO"} else LOG_LEVEL},
         # delivery.broker reports connection losses and reconnects itself; stomp.py's own
         # tracebacks for the same events would only repeat them.
         "stomp.py": {"level": "CRITICAL"},

@@ -15,6 +15,7 @@ class Reply:
     status: int = 204
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    body: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,9 @@ class Receiver:
                     self.send_response(reply.status)
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
-                    self.send_header("Content-Length", "0")
+                    self.send_header("Content-Length", str(len(reply.body)))
                     self.end_headers()
+                    self.wfile.write(reply.body)
                 except OSError:
                     pass  # the client gave up (timeout): that is the point of a slow reply
                 finally:

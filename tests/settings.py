@@ -32,5 +32,10 @@ CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.item
 # sees the replies other middleware makes (413, 429) too.
 MIDDLEWARE = ["tests.schema_validation.CheckApiReplies", *MIDDLEWARE]  # noqa: F405
 
+# The suite serves static files from the finders as they are, without a collectstatic per run
+# (tests/test_static_files.py checks the production storage on files it collects).
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = True
+
 # The receiver kit's Django integration (receivers/python), tested in this project: its inbox table.
 INSTALLED_APPS = [*INSTALLED_APPS, "dovecote_receiver.django"]  # noqa: F405

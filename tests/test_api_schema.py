@@ -41,10 +41,10 @@ def test_the_served_schema_is_the_one_the_suite_checks_replies_against(client: C
 
 
 @pytest.mark.parametrize("path", ["rooms/{room_id}/messages/", "rooms/{room_id}/messages/batch/"])
-def test_publish_declares_the_x_correlation_id_header(schema: dict[str, Any], path: str) -> None:
+def test_publish_declares_the_x_correlation_id_and_traceparent_headers(schema: dict[str, Any], path: str) -> None:
     headers = [p for p in operation(schema, path, "post")["parameters"] if p["in"] == "header"]
     assert [(h["name"], h.get("required", False), h["schema"]["type"]) for h in headers] == [
-        ("X-Correlation-ID", False, "string")]
+        ("X-Correlation-ID", False, "string"), ("traceparent", False, "string")]
 
 
 @pytest.mark.parametrize(("path", "method", "body"), [

@@ -20,6 +20,8 @@ ROWS = [
     "publish, single-message API",
     "latency p50 / p99",
     "push, deliveries/s queued → received",
+    "the same, from /metrics",
+    "/metrics attempt histogram count = attempt rows",
     "raw POSTs to the same receiver",
     "worker peak RSS",
     "end-to-end latency",

@@ -17,6 +17,7 @@ from django.conf import settings
 from demo import embedded
 from demo.state import DemoState
 from dovecote.celery import app
+from dovecote.heartbeats import HeartbeatScheduler
 from tests.demo_process import Demo, answers, free_port, get_json
 
 
@@ -158,4 +159,5 @@ def test_demo_reset_forgets_the_database_the_login_and_beat_schedule_files(tmp_p
 def test_beat_keeps_no_schedule_file_outside_var() -> None:
     assert Path(app.conf.beat_schedule_filename).parent == settings.BASE_DIR / "var"
     scheduler = embedded.beat_service(app).service.get_scheduler(lazy=True)
-    assert type(scheduler) is Scheduler  # the demo's beat keeps its schedule in memory: no file at all
+    # The demo's beat keeps its schedule in memory, no file at all (the heartbeat subclass adds none).
+    assert type(scheduler) is HeartbeatScheduler and HeartbeatScheduler.__bases__ == (Scheduler,)

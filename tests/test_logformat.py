@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import json
 import logging
 import sys
 
-from dovecote.logformat import KeyValueFormatter
+from opentelemetry import trace
+
+from dovecote.logformat import JsonFormatter, KeyValueFormatter
 
 
 def test_log_lines_carry_the_correlation_id_and_delivery_fields() -> None:
@@ -47,3 +50,35 @@ def test_values_with_separators_are_quoted_and_plain_ones_are_not() -> None:
     record.message_id = "a=b"
     line = KeyValueFormatter().format(record)
     assert "destination=room-1::subscription-2" in line and 'message_id="a=b"' in line
+
+
+def test_json_lines_are_one_object_with_every_character_escaped() -> None:
+    forged = 'HTTP 500: oops\r\n{"level": "INFO"}\u2028\x1b[2K é'
+    record = record_with("attempt failed: %s", forged)
+    record.correlation_id = "order-1\nlevel=ERROR"
+    record.attempt = 2
+    line = JsonFormatter().format(record)
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\u2028" not in line
+    assert line.isascii()
+    parsed = json.loads(line)
+    assert parsed["msg"] == f"attempt failed: {forged}"
+    assert parsed["correlation_id"] == "order-1\nlevel=ERROR" and parsed["attempt"] == 2
+    assert parsed["level"] == "WARNING" and parsed["logger"] == "delivery.push"
+
+
+def test_a_json_traceback_is_a_field_of_its_record() -> None:
+    try:
+        raise ValueError("bad\nline")
+    except ValueError:
+        record = record_with("failed", exc_info=sys.exc_info())
+    [line] = JsonFormatter().format(record).splitlines()
+    assert "ValueError: bad\nline" in json.loads(line)["exc"]
+
+
+def test_the_trace_of_the_current_span_is_in_both_formats() -> None:
+    context = trace.SpanContext(trace_id=0x1234, span_id=0x5678, is_remote=False,
+                                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED))
+    with trace.use_span(trace.NonRecordingSpan(context)):
+        assert json.loads(JsonFormatter().format(record_with("x")))["trace_id"] == f"{0x1234:032x}"
+        assert f"trace_id={0x1234:032x} span_id={0x5678:016x}" in KeyValueFormatter().format(record_with("x"))
+    assert "trace_id" not in KeyValueFormatter().format(record_with("x"))

@@ -71,3 +71,16 @@ def test_pages_carry_a_content_security_policy_and_no_framing(client: Client) ->
     assert "script-src 'self'" in response["Content-Security-Policy"]
     assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
     assert response["X-Frame-Options"] == "DENY"
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"DOVECOTE_LOG_FORMAT": "xml"}, "DOVECOTE_LOG_FORMAT='xml' must be keyvalue or json"),
+    ({"DOVECOTE_METRICS_ALLOW": "127.0.0.1,10.0.0.0/33"}, "DOVECOTE_METRICS_ALLOW: '10.0.0.0/33' is not an IP address"),
+    ({"DOVECOTE_METRICS_TOKEN": "short"}, "DOVECOTE_METRICS_TOKEN must be at least 16 characters"),
+    ({"DOVECOTE_METRICS_MAX_ROOMS": "0"}, "DOVECOTE_METRICS_MAX_ROOMS=0 must be at least 1"),
+    ({"OTEL_TRACES_EXPORTER": "zipkin"}, "OTEL_TRACES_EXPORTER='zipkin': Dovecote exports traces with otlp"),
+])
+def test_a_bad_operations_setting_stops_the_process_naming_it(env: dict[str, str], message: str) -> None:
+    result = manage("check", DOVECOTE_HTTPS="false", **env)
+    assert result.returncode != 0
+    assert message in result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -93,3 +94,27 @@ def test_before_any_report_the_panel_points_to_the_reports_page(staff_client: Cl
 def test_a_dashboard_poll_reads_no_report_table(staff_client: Client, world: World) -> None:
     response = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="stats")
     assert "reports" not in response.context
+
+
+def test_the_worker_and_beat_last_seen_and_the_outbox_backlog_are_shown(staff_client: Client, world: World) -> None:
+    from django.core.cache import cache
+
+    from dovecote import heartbeats
+
+    for role in heartbeats.ROLES:
+        cache.delete(heartbeats.KEY.format(role=role))
+    heartbeats.record("worker", "celery@box", now=time.time() - 2)
+    waiting = make_message(world.room, created_at=timezone.now() - timedelta(seconds=90))
+    make_delivery(waiting, world.push, status="pending")
+    Delivery.objects.filter(message=waiting).update(created_at=timezone.now() - timedelta(seconds=90))
+
+    fragment = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="processes")
+
+    page = fragment.content.decode()
+    assert 'data-process="worker">alive<' in page and "last seen 2 s ago · celery@box" in page
+    assert 'data-process="beat">never seen<' in page
+    processes = fragment.context["processes"]
+    assert processes.outbox.pending == Delivery.objects.filter(status="pending").count() >= 1
+    assert processes.outbox.oldest_age_s >= 90
+    assert "throughput" not in fragment.context
+    assert 'id="processes"' in staff_client.get("/").content.decode()

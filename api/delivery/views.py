@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,6 +13,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import http_date
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from opentelemetry.trace import INVALID_SPAN, Span, SpanKind
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -43,6 +46,7 @@ from api.long_polls import long_poll_slot
 from delivery import dead_letters, pull
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
+from dovecote import tracing
 from dovecote.inputs import IdField
 from subscriptions.models import Subscription
 
@@ -50,19 +54,27 @@ CORRELATION_HEADER = OpenApiParameter(
     "X-Correlation-ID", str, OpenApiParameter.HEADER, required=False,
     description="The correlation id of a message whose body names none (absent from both: a new UUID).",
 )
+TRACEPARENT_HEADER = OpenApiParameter(
+    "traceparent", str, OpenApiParameter.HEADER, required=False,
+    description="W3C Trace Context of the publisher: the message's trace continues it, and each push carries "
+                "a traceparent of that trace to the receiver. A malformed value is ignored.",
+)
 
 
 class PublishView(APIView):
     @extend_schema(operation_id="messages_publish", tags=["messages"], summary="Publish an event to a room",
-                   parameters=[CORRELATION_HEADER], request=PublishSerializer,
+                   parameters=[CORRELATION_HEADER, TRACEPARENT_HEADER], request=PublishSerializer,
                    responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
-        room = usable_room(request, room_id)
-        event = event_of(read_fields(PublishSerializer, request.data), request)
-        try:
-            published = publish(room, event)
-        except PublishRejected as rejected:
-            raise exceptions.ValidationError(rejected.errors) from None
+        with publish_span(request, room_id) as span:
+            room = usable_room(request, room_id)
+            event = event_of(read_fields(PublishSerializer, request.data), request, message_traceparent(request))
+            try:
+                published = publish(room, event)
+            except PublishRejected as rejected:
+                raise exceptions.ValidationError(rejected.errors) from None
+            span.set_attributes({"dovecote.correlation_id": published.correlation_id,
+                                 "dovecote.message_id": published.message_id})
         return Response(published.as_reply(), status=status.HTTP_202_ACCEPTED)
 
 
@@ -71,7 +83,7 @@ class BatchPublishView(APIView):
                    summary="Publish up to 500 events to a room at once",
                    description="One invalid item rejects the batch with 400 naming its index. The "
                                "`X-Correlation-ID` header applies to every item whose body names no id.",
-                   parameters=[CORRELATION_HEADER], request=BatchPublishSerializer,
+                   parameters=[CORRELATION_HEADER, TRACEPARENT_HEADER], request=BatchPublishSerializer,
                    responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         room = usable_room(request, room_id)
@@ -84,7 +96,11 @@ class BatchPublishView(APIView):
             errors |= events_errors(room, events)
             raise exceptions.ValidationError({"messages": dict(sorted(errors.items(), key=lambda e: int(e[0])))})
         try:  # publish_many checks each event once (its type and version, its schema) and names the bad ones
-            published = publish_many(room, [event_of(fields, request) for fields in items.validated_data["messages"]])
+            with publish_span(request, room_id) as span:
+                traceparent = message_traceparent(request)
+                published = publish_many(room, [event_of(fields, request, traceparent)
+                                                for fields in items.validated_data["messages"]])
+                span.set_attribute("dovecote.messages", len(published))
         except PublishRejected as rejected:
             raise exceptions.ValidationError(rejected.errors) from None
         return Response({"messages": [p.as_reply() for p in published]}, status=status.HTTP_202_ACCEPTED)
@@ -102,19 +118,37 @@ def batch_events(request: Request) -> tuple[dict[int, Event], dict[str, Any]]:
     for index, item in enumerate(request.data["messages"]):
         fields = PublishSerializer(data=item)
         if fields.is_valid():
-            events[index] = event_of(fields.validated_data, request)
+            events[index] = event_of(fields.validated_data, request, "")  # only checked, never stored
         else:
             errors[str(index)] = fields.errors
     return events, errors
 
 
-def event_of(fields: dict[str, Any], request: Request) -> Event:
+def event_of(fields: dict[str, Any], request: Request, traceparent: str) -> Event:
     """Build an Event from a message's validated fields; the X-Correlation-ID header stands in for a missing id."""
     correlation_id = fields.get("correlation_id") or request.headers.get("X-Correlation-ID", "")
     return Event(
         event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
-        correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"),
+        correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"), traceparent=traceparent,
     )
+
+
+def message_traceparent(request: Request) -> str:
+    """The trace context a message keeps: the publish span's while tracing is on, else the publisher's own."""
+    return tracing.current_traceparent() or tracing.valid_traceparent(request.headers.get("traceparent"))
+
+
+@contextmanager
+def publish_span(request: Request, room_id: int) -> Iterator[Span]:
+    """The server span of a publish request, continuing the publisher's W3C traceparent (no-op while tracing is off)."""
+    if not tracing.enabled():
+        yield INVALID_SPAN
+        return
+    parent = tracing.context_of(tracing.valid_traceparent(request.headers.get("traceparent")))
+    with tracing.tracer().start_as_current_span(
+            "publish", context=parent, kind=SpanKind.SERVER,
+            attributes={"http.request.method": "POST", "url.path": request.path, "dovecote.room_id": room_id}) as span:
+        yield span
 
 
 class MessageLogFilters(serializers.Serializer):

@@ -23,12 +23,17 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
+from django.utils import timezone
+from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
+
+from delivery import frames, metrics
 from delivery.attempts import Arrival, Attempt, fresh_claims, parse_frames
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import claims
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.ledger import Ledger
 from delivery.transports import PushRequest, PushResult, PushTransport
+from dovecote import tracing
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.push")
@@ -177,19 +182,37 @@ class PushSession:
     async def _post(self, attempt: Attempt) -> None:
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
+        traceparent = tracing.valid_traceparent(attempt.frame.headers.get(frames.TRACEPARENT))  # never raw into HTTP
+        span = attempt_span(attempt, traceparent) if tracing.enabled() else None
+        if span is not None:
+            traceparent = tracing.traceparent_of(span)  # the receiver continues from this attempt
         request = PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
                               correlation_id=message.correlation_id, attempt=attempt.attempt,
-                              signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms)
+                              signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms,
+                              traceparent=traceparent)
         result: PushResult = await self.engine.transport.post(request)
+        if span is not None:
+            end_attempt_span(span, result)
+        metrics.record_push_attempt(message.room_id, result.outcome, result.status_code, result.duration_ms / 1000)
+        settling = settle_span(span, result) if span is not None else None
         try:
             if result.ok and self.engine.ledger is not None:
                 await self.engine.ledger.record_delivered([(attempt, result)])
             else:
                 await self.engine.bookkeeper.record([(attempt, result)])
-        except (BrokerError, Exception):
+        except (BrokerError, Exception) as error:
+            if settling is not None:
+                settling.record_exception(error)
+                settling.set_status(StatusCode.ERROR, "the outcome was not recorded")
             log.exception("push session for subscription %s could not record an outcome", self.subscription_id)
             self.stop(hand_over=True)
+        else:
+            if result.ok:
+                finished = result.finished_at or timezone.now()
+                metrics.record_push_delivered(message.room_id, (finished - message.created_at).total_seconds())
         finally:
+            if settling is not None:
+                settling.end()
             self._settled(1)
 
     def _settled(self, count: int) -> None:
@@ -202,3 +225,29 @@ class PushSession:
         """Wait for the POSTs under way to finish (the engine's stop)."""
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def attempt_span(attempt: Attempt, traceparent: str) -> Span:
+    """The client span of one push POST, in its message's trace (the frame's traceparent), or a new trace."""
+    message = attempt.delivery.message
+    return tracing.tracer().start_span(
+        "POST", context=tracing.context_of(traceparent), kind=SpanKind.CLIENT,
+        attributes={"http.request.method": "POST", "dovecote.correlation_id": message.correlation_id,
+                    "dovecote.message_id": str(message.id), "dovecote.delivery_id": attempt.delivery.pk,
+                    "dovecote.subscription_id": attempt.arrival.subscription.pk,
+                    "dovecote.attempt": attempt.attempt})
+
+
+def end_attempt_span(span: Span, result: PushResult) -> None:
+    span.set_attribute("dovecote.outcome", result.outcome)
+    if result.status_code is not None:
+        span.set_attribute("http.response.status_code", result.status_code)
+    if not result.ok:
+        span.set_status(StatusCode.ERROR, result.error[:200])
+    span.end()
+
+
+def settle_span(attempt_span: Span, result: PushResult) -> Span:
+    """The span of recording an attempt's outcome (delivered, or retry, dead letter, expiry), under the attempt."""
+    return tracing.tracer().start_span("settle", context=set_span_in_context(attempt_span),
+                                       attributes={"dovecote.outcome": result.outcome})

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from delivery.models import Delivery, DeliveryAttempt, Message
+from dovecote import heartbeats
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
@@ -67,6 +68,8 @@ def build_scenery(seed: int = 7) -> Scenery:
     ApiKey.issue("shop backend", rooms=[orders, payments])
     ApiKey.issue("ops admin", is_admin=True)
     ApiKey.issue("old integration", rooms=[payments])[0].revoke()
+    for role, name in (("worker", "celery@dovecote-1"), ("beat", "dovecote-1")):  # the dashboard's process cards
+        heartbeats.record(role, name)
     return Scenery(orders, billing, crm, warehouse, retrying, dead)
 
 

@@ -18,10 +18,14 @@ def _get_kwargs(
     *,
     body: PublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(x_correlation_id, Unset):
         headers["X-Correlation-ID"] = x_correlation_id
+
+    if not isinstance(traceparent, Unset):
+        headers["traceparent"] = traceparent
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -109,12 +113,14 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> Response[Error | FieldErrors | PublishReply]:
     """Publish an event to a room
 
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (PublishRequest):
 
     Raises:
@@ -129,6 +135,7 @@ def sync_detailed(
         room_id=room_id,
         body=body,
         x_correlation_id=x_correlation_id,
+        traceparent=traceparent,
     )
 
     response = client.get_httpx_client().request(
@@ -144,12 +151,14 @@ def sync(
     client: AuthenticatedClient,
     body: PublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> Error | FieldErrors | PublishReply | None:
     """Publish an event to a room
 
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (PublishRequest):
 
     Raises:
@@ -165,6 +174,7 @@ def sync(
         client=client,
         body=body,
         x_correlation_id=x_correlation_id,
+        traceparent=traceparent,
     ).parsed
 
 
@@ -174,12 +184,14 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> Response[Error | FieldErrors | PublishReply]:
     """Publish an event to a room
 
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (PublishRequest):
 
     Raises:
@@ -194,6 +206,7 @@ async def asyncio_detailed(
         room_id=room_id,
         body=body,
         x_correlation_id=x_correlation_id,
+        traceparent=traceparent,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -207,12 +220,14 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> Error | FieldErrors | PublishReply | None:
     """Publish an event to a room
 
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (PublishRequest):
 
     Raises:
@@ -229,5 +244,6 @@ async def asyncio(
             client=client,
             body=body,
             x_correlation_id=x_correlation_id,
+            traceparent=traceparent,
         )
     ).parsed

@@ -18,10 +18,14 @@ def _get_kwargs(
     *,
     body: BatchPublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(x_correlation_id, Unset):
         headers["X-Correlation-ID"] = x_correlation_id
+
+    if not isinstance(traceparent, Unset):
+        headers["traceparent"] = traceparent
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -109,6 +113,7 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: BatchPublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> Response[BatchReply | Error | FieldErrors]:
     """Publish up to 500 events to a room at once
 
@@ -118,6 +123,7 @@ def sync_detailed(
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (BatchPublishRequest):
 
     Raises:
@@ -132,6 +138,7 @@ def sync_detailed(
         room_id=room_id,
         body=body,
         x_correlation_id=x_correlation_id,
+        traceparent=traceparent,
     )
 
     response = client.get_httpx_client().request(
@@ -147,6 +154,7 @@ def sync(
     client: AuthenticatedClient,
     body: BatchPublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> BatchReply | Error | FieldErrors | None:
     """Publish up to 500 events to a room at once
 
@@ -156,6 +164,7 @@ def sync(
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (BatchPublishRequest):
 
     Raises:
@@ -171,6 +180,7 @@ def sync(
         client=client,
         body=body,
         x_correlation_id=x_correlation_id,
+        traceparent=traceparent,
     ).parsed
 
 
@@ -180,6 +190,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: BatchPublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> Response[BatchReply | Error | FieldErrors]:
     """Publish up to 500 events to a room at once
 
@@ -189,6 +200,7 @@ async def asyncio_detailed(
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (BatchPublishRequest):
 
     Raises:
@@ -203,6 +215,7 @@ async def asyncio_detailed(
         room_id=room_id,
         body=body,
         x_correlation_id=x_correlation_id,
+        traceparent=traceparent,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -216,6 +229,7 @@ async def asyncio(
     client: AuthenticatedClient,
     body: BatchPublishRequest,
     x_correlation_id: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
 ) -> BatchReply | Error | FieldErrors | None:
     """Publish up to 500 events to a room at once
 
@@ -225,6 +239,7 @@ async def asyncio(
     Args:
         room_id (int):
         x_correlation_id (str | Unset):
+        traceparent (str | Unset):
         body (BatchPublishRequest):
 
     Raises:
@@ -241,5 +256,6 @@ async def asyncio(
             client=client,
             body=body,
             x_correlation_id=x_correlation_id,
+            traceparent=traceparent,
         )
     ).parsed

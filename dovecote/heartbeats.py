@@ -1,0 +1,99 @@
+"""Heartbeats of the Celery worker and beat, kept in the shared cache, read by /healthz/ready and the dashboard.
+
+A worker writes one every HEARTBEAT_EVERY_S from a thread started when it starts (`worker_init`)
+and stopped when it shuts down; beat writes one from its scheduler's tick, so a beat that stopped
+scheduling stops beating even if its process lives on. Each role keeps one key: the newest
+heartbeat of any worker (or beat) is the one read. The cache must be shared by every process
+(Redis, as the rate limits need it anyway: DOVECOTE_CACHE_URL); in embedded mode all run in one.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+import threading
+import time
+from typing import Any
+
+from celery import beat as celery_beat
+from celery import signals
+from django.core.cache import cache
+
+log = logging.getLogger("dovecote.heartbeats")
+
+HEARTBEAT_EVERY_S = 1.0
+ROLES = ("worker", "beat")
+KEY = "dovecote:heartbeat:{role}"
+KEEP_S = 24 * 3600  # a heartbeat older than this is forgotten: the dashboard then says "never"
+
+
+def record(role: str, name: str, now: float | None = None) -> None:
+    """Say that `name`, a process of `role`, is alive now; a cache that does not answer is logged, not raised."""
+    try:
+        cache.set(KEY.format(role=role), {"at": time.time() if now is None else now, "name": name}, KEEP_S)
+    except Exception:  # the health check reports the cache's state; a heartbeat must not crash the worker
+        log.warning("could not record the %s heartbeat", role, exc_info=True)
+
+
+def last_seen(role: str) -> dict[str, Any] | None:
+    """The newest heartbeat of `role`: {"at": epoch seconds, "name": …}, or None if none is kept."""
+    value = cache.get(KEY.format(role=role))
+    return value if isinstance(value, dict) and isinstance(value.get("at"), int | float) else None
+
+
+def age_s(role: str, now: float | None = None) -> float | None:
+    """Seconds since the newest heartbeat of `role`, or None if there is none."""
+    seen = last_seen(role)
+    return None if seen is None else max(0.0, (time.time() if now is None else now) - seen["at"])
+
+
+class WorkerHeartbeat:
+    """A daemon thread recording the worker's heartbeat until stopped."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dovecote-heartbeat", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+
+    def _run(self) -> None:
+        while not self._stopped.is_set():
+            record("worker", self.name)
+            self._stopped.wait(HEARTBEAT_EVERY_S)
+
+
+_worker_heartbeat: WorkerHeartbeat | None = None
+
+
+@signals.worker_init.connect
+def _start_worker_heartbeat(sender: Any = None, **_: Any) -> None:
+    global _worker_heartbeat
+    if _worker_heartbeat is None:
+        _worker_heartbeat = WorkerHeartbeat(getattr(sender, "hostname", None) or socket.gethostname())
+        _worker_heartbeat.start()
+
+
+@signals.worker_shutdown.connect
+def _stop_worker_heartbeat(**_: Any) -> None:
+    global _worker_heartbeat
+    if _worker_heartbeat is not None:
+        _worker_heartbeat.stop()
+        _worker_heartbeat = None
+
+
+class HeartbeatScheduler(celery_beat.Scheduler):
+    """Celery beat's scheduler, recording beat's heartbeat as it ticks (at most once a HEARTBEAT_EVERY_S)."""
+
+    _last_beat = 0.0
+
+    def tick(self, *args: Any, **kwargs: Any) -> float:
+        now = time.monotonic()
+        if now - self._last_beat >= HEARTBEAT_EVERY_S:
+            self._last_beat = now
+            record("beat", socket.gethostname())
+        return min(super().tick(*args, **kwargs), HEARTBEAT_EVERY_S)

@@ -1,0 +1,31 @@
+"""Prometheus metrics shared by several processes: set up before any metric is made (docs/operations.md#metrics).
+
+With PROMETHEUS_MULTIPROC_DIR set, every process (gunicorn's workers, the Celery worker, beat)
+keeps its values in files of its own in that directory and /metrics sums them. The files are
+named by host and process id, so processes of several containers can share one volume without
+writing each other's file (prometheus_client names them by process id alone, and PID 1 exists in
+every container). Without the variable (the embedded demo, the test suite) values live in memory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+
+from prometheus_client import values
+
+HOST = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname())[:64] or "host"
+
+
+def process_identifier() -> str:
+    """This process's name in the metric files' names: host and pid, without underscores (they separate fields)."""
+    return f"{HOST}-{os.getpid()}"
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+
+
+if multiprocess_dir():
+    values.ValueClass = values.MultiProcessValue(process_identifier)
