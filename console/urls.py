@@ -46,6 +46,7 @@ urlpatterns = [
     path("dead-letters/", dead_letters.dead_letter_index, name="dead-letter-index"),
     path("messages/", messages.message_list, name="message-list"),
     path("messages/<uuid:message_id>/", messages.message_detail, name="message-detail"),
+    path("messages/<uuid:message_id>/republish/", messages.message_republish, name="message-republish"),
     path("reports/", reports.reports, name="reports"),
     path("reports/refresh/", reports.reports_refresh, name="reports-refresh"),
     path("api-keys/", api_keys.api_key_list, name="api-key-list"),

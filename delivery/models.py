@@ -285,8 +285,12 @@ class Delivery(models.Model):
         ACKED = "acked"
         DEAD_LETTERED = "dead_lettered", "dead-lettered"
         EXPIRED = "expired"
+        # The message matched no active subscription when it was published: this row (no subscription,
+        # no destination) keeps it findable in the log until it is re-published (delivery/publish.py).
+        UNROUTABLE = "unroutable", "unroutable (no subscription matched)"
 
-    FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED})
+    FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED,
+                                Status.UNROUTABLE})
     UNSETTLED = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED)
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
@@ -47,7 +48,7 @@ class Published:
 
     def as_reply(self) -> dict[str, Any]:
         return {"message_id": self.message_id, "correlation_id": self.correlation_id,
-                "destinations": self.destinations}
+                "destination_count": len(self.destinations), "destinations": self.destinations}
 
 
 def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Published:
@@ -105,26 +106,69 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
             fresh.append((index, message, key))
         Message.objects.bulk_create([message for _, message, _ in fresh])
         deliveries = Delivery.objects.bulk_create(
-            Delivery(message=message, subscription=s, destination=s.destination, created_at=now)
-            for _, message, _ in fresh
-            for s in subscriptions
-            if s.matches(message.event_type, message.event_version)
+            delivery for _, message, _ in fresh for delivery in deliveries_of(message, subscriptions, now)
         )
         for _, message, key in fresh:
             if key is not None:
                 key.message = message
                 key.save(update_fields=["message", "created_at"])
-        transaction.on_commit(lambda: relay().submit(deliveries))
+        sendable = [d for d in deliveries if d.status == Delivery.Status.PENDING]
+        transaction.on_commit(lambda: relay().submit(sendable))
     by_message: dict[uuid.UUID, list[Delivery]] = {}
     for delivery in deliveries:
         by_message.setdefault(delivery.message_id, []).append(delivery)
     for index, message, _ in fresh:
-        replies[index] = published_reply(message, by_message.get(message.id, []))
-        log.info("published to %d destinations", len(by_message.get(message.id, [])),
+        reply = replies[index] = published_reply(message, by_message[message.id])
+        log.info("published to %d destinations", len(reply.destinations),
                  extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
     for index, first in repeats.items():
         replies[index] = replies[first]
     return [reply for reply in replies if reply is not None]
+
+
+def deliveries_of(message: Message, subscriptions: Sequence[Subscription], now: datetime) -> list[Delivery]:
+    """One pending delivery per subscription the message matches, or, when it matches none, one unroutable row.
+
+    The unroutable row (no subscription, no destination, never sent) keeps the message findable in
+    the log by its status and correlation id until it is re-published (see republish).
+    """
+    matched = [Delivery(message=message, subscription=s, destination=s.destination, created_at=now)
+               for s in subscriptions if s.matches(message.event_type, message.event_version)]
+    return matched or [Delivery(message=message, destination="", status=Delivery.Status.UNROUTABLE,
+                                created_at=now)]
+
+
+class RepublishRefused(Exception):
+    """The message cannot be re-published; the text says why."""
+
+
+def republish(message: Message) -> Published:
+    """Send an unroutable message to the active subscriptions it matches now; RepublishRefused says why not.
+
+    Its unroutable row gives way to one pending delivery per match, in one transaction (the row is
+    locked, so two re-publishes never both send it); the frames go after commit, as on publish.
+    """
+    room = Room.objects.get(pk=message.room_id)
+    subscriptions = routing(room).subscriptions
+    for subscription in subscriptions:
+        subscription.room = room  # the relay reads their retry settings
+    now = timezone.now()
+    with transaction.atomic():
+        held = list(Delivery.objects.select_for_update().filter(message=message, status=Delivery.Status.UNROUTABLE))
+        if not held:
+            routed = Delivery.objects.filter(message=message).count()
+            raise RepublishRefused(f"message {message.pk} is not unroutable: it went to {routed} destination(s); "
+                                   f"replay its dead letters instead")
+        deliveries = deliveries_of(message, subscriptions, now)
+        if deliveries[0].status == Delivery.Status.UNROUTABLE:
+            raise RepublishRefused(f"message {message.pk} still matches no active subscription of room "
+                                   f"{room.name!r}: add or resume one first")
+        Delivery.objects.filter(pk__in=[row.pk for row in held]).delete()
+        deliveries = Delivery.objects.bulk_create(deliveries)
+        transaction.on_commit(lambda: relay().submit(deliveries))
+    log.info("re-published to %d destinations", len(deliveries),
+             extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
+    return published_reply(message, deliveries)
 
 
 def claim_idempotency_key(room: Room, key: str | None, now) -> tuple[Message | None, IdempotencyKey | None]:  # noqa: ANN001
@@ -168,10 +212,12 @@ def event_errors(room: Room, event_type: EventType | None, event: Event) -> dict
 
 
 def published_reply(message: Message, deliveries: Any) -> Published:
+    """The 202 reply: the message and the destinations it was sent to (an unroutable one: none)."""
     return Published(
         message_id=str(message.id),
         correlation_id=message.correlation_id,
-        destinations=[{"subscription_id": d.subscription_id, "destination": d.destination} for d in deliveries],
+        destinations=[{"subscription_id": d.subscription_id, "destination": d.destination} for d in deliveries
+                      if d.status != Delivery.Status.UNROUTABLE],
     )
 
 

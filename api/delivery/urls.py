@@ -10,6 +10,7 @@ urlpatterns = [
     path("messages/", views.MessageLogView.as_view(), name="message-log"),
     path("whoami/", views.WhoAmIView.as_view(), name="whoami"),
     path("messages/<uuid:message_id>/", views.MessageDetailView.as_view(), name="message-detail"),
+    path("messages/<uuid:message_id>/republish/", views.RepublishView.as_view(), name="message-republish"),
     path("subscriptions/<int:subscription_id>/pull/", views.PullView.as_view(), name="pull"),
     path("subscriptions/<int:subscription_id>/ack/", views.AckView.as_view(), name="ack"),
     path("subscriptions/<int:subscription_id>/nack/", views.NackView.as_view(), name="nack"),

@@ -42,7 +42,15 @@ from api.lists import NewestFirst, read_fields, read_filters
 from api.long_polls import long_poll_slot
 from delivery import dead_letters, pull
 from delivery.models import Delivery, DeliveryAttempt, Message
-from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
+from delivery.publish import (
+    Event,
+    PublishRejected,
+    RepublishRefused,
+    events_errors,
+    publish,
+    publish_many,
+    republish,
+)
 from dovecote.inputs import IdField
 from subscriptions.models import Subscription
 
@@ -161,6 +169,23 @@ class MessageDetailView(APIView):
         )
         check_room_access(request, message.room)
         return Response(MessageDetailSerializer(message).data)
+
+
+class RepublishView(APIView):
+    @extend_schema(operation_id="messages_republish", tags=["messages"], request=None,
+                   summary="Re-publish an unroutable message",
+                   description="Sends a message that matched no active subscription when it was published "
+                               "(status `unroutable`) to the active subscriptions it matches now. 409 when "
+                               "it is not unroutable or still matches none.",
+                   responses={202: PublishReplySerializer, **error_responses(403, 404, 409)})
+    def post(self, request: Request, message_id: uuid.UUID) -> Response:
+        message = get_object_or_404(Message.objects.select_related("room"), pk=message_id)
+        check_room_access(request, message.room)
+        try:
+            published = republish(message)
+        except RepublishRefused as refused:
+            raise Conflict(str(refused)) from None
+        return Response(published.as_reply(), status=status.HTTP_202_ACCEPTED)
 
 
 class PullView(APIView):

@@ -34,7 +34,8 @@ class DeliveryRow:
     * `leased` - Leased
     * `acked` - Acked
     * `dead_lettered` - dead-lettered
-    * `expired` - Expired """
+    * `expired` - Expired
+    * `unroutable` - unroutable (no subscription matched) """
     attempts: int | Unset = UNSET
     """ Attempts started so far. """
     next_attempt_at: datetime.datetime | None | Unset = UNSET

@@ -1,7 +1,7 @@
 from typing import Literal
 
 DeliveryStatusEnum = Literal[
-    "acked", "dead_lettered", "delivered", "expired", "leased", "pending", "queued", "retrying"
+    "acked", "dead_lettered", "delivered", "expired", "leased", "pending", "queued", "retrying", "unroutable"
 ]
 
 DELIVERY_STATUS_ENUM_VALUES: set[DeliveryStatusEnum] = {
@@ -13,6 +13,7 @@ DELIVERY_STATUS_ENUM_VALUES: set[DeliveryStatusEnum] = {
     "pending",
     "queued",
     "retrying",
+    "unroutable",
 }
 
 
