@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -14,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import SubscriptionForm, TestEventForm
+from console.forms import FilterCheckForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.text import counted
@@ -94,8 +95,11 @@ def subscription_edit(request: HttpRequest, subscription_id: int) -> HttpRespons
 
 def subscription_form_page(request: HttpRequest, form: SubscriptionForm, room: Room) -> TemplateResponse:
     values = form.data if form.is_bound else settings_values(form.instance)
+    check = FilterCheckForm(request.POST if request.method == "POST" else None, room=room)
+    verdict, reasons = check.verdict() if check.is_bound else ("empty", [])
     return render_page(request, "console/subscription_form.html", {
-        "section": "subscriptions", "form": form, "room": room,
+        "section": "subscriptions", "form": form, "room": room, "check": check, "verdict": verdict,
+        "reasons": reasons,
         "subscription": form.instance if form.instance.pk else None, **schedule_context(values, room),
     })
 
@@ -106,6 +110,16 @@ def subscription_schedule_preview(request: HttpRequest, room_id: int) -> Templat
     """Render the retry-schedule preview of the subscription form's current overrides (an htmx fragment)."""
     room = get_object_or_404(Room, pk=room_id)
     return TemplateResponse(request, "console/subscription_form.html#schedule", schedule_context(request.POST, room))
+
+
+@staff_required
+@require_POST
+def subscription_filter_check(request: HttpRequest, room_id: int) -> TemplateResponse:
+    """Say whether the subscription form's sample payload passes its payload filter (an htmx fragment)."""
+    room = get_object_or_404(Room, pk=room_id)
+    verdict, reasons = FilterCheckForm(request.POST, room=room).verdict()
+    return TemplateResponse(request, "console/subscription_form.html#filter-check",
+                            {"verdict": verdict, "reasons": reasons})
 
 
 @staff_required
@@ -124,6 +138,7 @@ def subscription_detail_page(request: HttpRequest, subscription: Subscription,
         "section": "subscriptions", "subscription": subscription, "room": subscription.room,
         "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
         "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
+        "payload_filter": json.dumps(subscription.payload_filter, ensure_ascii=False),
         **schedule_context(settings_values(subscription), subscription.room),
     })
 

@@ -25,6 +25,8 @@ urlpatterns = [
     path("rooms/<int:room_id>/subscriptions/new/", subscriptions.subscription_create, name="subscription-create"),
     path("rooms/<int:room_id>/subscriptions/preview/", subscriptions.subscription_schedule_preview,
          name="subscription-preview"),
+    path("rooms/<int:room_id>/subscriptions/filter-check/", subscriptions.subscription_filter_check,
+         name="subscription-filter-check"),
     path("subscriptions/", subscriptions.subscription_list, name="subscription-list"),
     path("subscriptions/<int:subscription_id>/", subscriptions.subscription_detail, name="subscription-detail"),
     path("subscriptions/<int:subscription_id>/edit/", subscriptions.subscription_edit, name="subscription-edit"),

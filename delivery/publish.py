@@ -74,14 +74,16 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
 
 
 def store(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
-    """Store checked events, each with one pending delivery per matching subscription; frames go after commit.
+    """Store checked events, each with one pending delivery per subscription whose event types and payload filter
+    it passes (none: one unroutable row); frames go after commit.
 
     An event whose idempotency key the room saw in the last 24 h is not stored again; its first
     reply is returned.
     """
-    subscriptions = [s for s in routing(room).subscriptions if only is None or s.pk == only.pk]
-    for subscription in subscriptions:
+    routes = routing(room)
+    for subscription in routes.subscriptions:
         subscription.room = room  # the relay reads their retry settings
+    only_id = None if only is None else only.pk
     now = timezone.now()
     with transaction.atomic():
         replies: list[Published | None] = [None] * len(events)
@@ -106,7 +108,8 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
             fresh.append((index, message, key))
         Message.objects.bulk_create([message for _, message, _ in fresh])
         deliveries = Delivery.objects.bulk_create(
-            delivery for _, message, _ in fresh for delivery in deliveries_of(message, subscriptions, now)
+            delivery for _, message, _ in fresh
+            for delivery in deliveries_of(message, routes.subscriptions_for(message, room, only=only_id), now)
         )
         for _, message, key in fresh:
             if key is not None:
@@ -127,13 +130,13 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
 
 
 def deliveries_of(message: Message, subscriptions: Sequence[Subscription], now: datetime) -> list[Delivery]:
-    """One pending delivery per subscription the message matches, or, when it matches none, one unroutable row.
+    """One pending delivery per subscription the message matched, or, when it matched none, one unroutable row.
 
     The unroutable row (no subscription, no destination, never sent) keeps the message findable in
     the log by its status and correlation id until it is re-published (see republish).
     """
     matched = [Delivery(message=message, subscription=s, destination=s.destination, created_at=now)
-               for s in subscriptions if s.matches(message.event_type, message.event_version)]
+               for s in subscriptions]
     return matched or [Delivery(message=message, destination="", status=Delivery.Status.UNROUTABLE,
                                 created_at=now)]
 
@@ -149,8 +152,8 @@ def republish(message: Message) -> Published:
     locked, so two re-publishes never both send it); the frames go after commit, as on publish.
     """
     room = Room.objects.get(pk=message.room_id)
-    subscriptions = routing(room).subscriptions
-    for subscription in subscriptions:
+    routes = routing(room)
+    for subscription in routes.subscriptions:
         subscription.room = room  # the relay reads their retry settings
     now = timezone.now()
     with transaction.atomic():
@@ -159,7 +162,7 @@ def republish(message: Message) -> Published:
             routed = Delivery.objects.filter(message=message).count()
             raise RepublishRefused(f"message {message.pk} is not unroutable: it went to {routed} destination(s); "
                                    f"replay its dead letters instead")
-        deliveries = deliveries_of(message, subscriptions, now)
+        deliveries = deliveries_of(message, routes.subscriptions_for(message, room), now)
         if deliveries[0].status == Delivery.Status.UNROUTABLE:
             raise RepublishRefused(f"message {message.pk} still matches no active subscription of room "
                                    f"{room.name!r}: add or resume one first")

@@ -39,6 +39,8 @@ class Subscription(models.Model):
     push_url = models.URLField(max_length=2000, blank=True, default="")
     # [{"name": "order.created", "version": "1"}]; empty: every event; no "version": every version.
     event_types = models.JSONField(default=list, blank=True)
+    # A payload filter (subscriptions/filters.py) on top of the event types; null: none.
+    payload_filter = models.JSONField(null=True, blank=True)
     delivery_delay_ms = models.PositiveIntegerField(null=True, blank=True)
     delivery_delay_multiplier = models.FloatField(null=True, blank=True, validators=[MinValueValidator(1.0)])
     delivery_attempts = models.PositiveIntegerField(null=True, blank=True)

@@ -43,6 +43,7 @@ from .paginated_run_list import PaginatedRunList
 from .paginated_subscription_list import PaginatedSubscriptionList
 from .patched_room_request import PatchedRoomRequest
 from .patched_subscription_request import PatchedSubscriptionRequest
+from .patched_subscription_request_filter_type_0 import PatchedSubscriptionRequestFilterType0
 from .publish_reply import PublishReply
 from .publish_request import PublishRequest
 from .pull_reply import PullReply
@@ -61,7 +62,9 @@ from .run_status_enum import RunStatusEnum
 from .settled import Settled
 from .subscription import Subscription
 from .subscription_deleted import SubscriptionDeleted
+from .subscription_filter_type_0 import SubscriptionFilterType0
 from .subscription_request import SubscriptionRequest
+from .subscription_request_filter_type_0 import SubscriptionRequestFilterType0
 from .subscription_status_enum import SubscriptionStatusEnum
 from .type_enum import TypeEnum
 from .who_am_i import WhoAmI
@@ -110,6 +113,7 @@ __all__ = (
     "PaginatedSubscriptionList",
     "PatchedRoomRequest",
     "PatchedSubscriptionRequest",
+    "PatchedSubscriptionRequestFilterType0",
     "PublishReply",
     "PublishRequest",
     "PulledMessage",
@@ -128,7 +132,9 @@ __all__ = (
     "Settled",
     "Subscription",
     "SubscriptionDeleted",
+    "SubscriptionFilterType0",
     "SubscriptionRequest",
+    "SubscriptionRequestFilterType0",
     "SubscriptionStatusEnum",
     "TypeEnum",
     "WhoAmI",
