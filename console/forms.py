@@ -267,17 +267,20 @@ class SubscriptionForm(forms.ModelForm):
 
     class Meta:
         model = Subscription
-        fields = ["name", "type", "push_url", "event_types", "payload_filter", "delivery_delay_ms",
+        fields = ["name", "type", "push_url", "event_types", "payload_filter", "ordering", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
                   "timeout_ms"]
         widgets = {"type": forms.RadioSelect, "push_url": forms.URLInput(attrs={"placeholder": "https://…"})}
-        labels = {"push_url": "Push URL"}
+        labels = {"push_url": "Push URL", "ordering": "Ordering by ordering key"}
+        help_texts = {"ordering": "On: the events of one ordering key one at a time, in publish order; a failing "
+                                  "event holds only its own key."}
 
     def __init__(self, *args: Any, room: Room, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.room = room
         self.fields["event_types"].choices = self.filter_choices()
         self.fields["type"].choices = Subscription.Type.choices  # no blank choice among the radios
+        self.fields["ordering"].required = False  # not given: as it was (off for a new subscription)
         if self.instance.pk:
             self.fields["type"].disabled = True
             self.initial["event_types"] = [filter_value(f) for f in self.instance.event_types]
@@ -302,6 +305,9 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean_event_types(self) -> list[dict[str, str]]:
         return [filter_from_value(value) for value in self.cleaned_data.get("event_types", [])]
+
+    def clean_ordering(self) -> str:
+        return self.cleaned_data.get("ordering") or self.instance.ordering or Subscription.Ordering.OFF
 
     def clean_payload_filter(self) -> Any:
         spec = self.cleaned_data.get("payload_filter")

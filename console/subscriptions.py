@@ -19,6 +19,7 @@ from console.forms import FilterCheckForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.text import counted
+from delivery import sequencing
 from delivery.actions import delete_subscription, resume_subscription
 from delivery.models import Delivery
 from delivery.publish import Event, PublishRejected, publish
@@ -28,6 +29,7 @@ from subscriptions.models import Subscription
 
 PAGE_SIZE = 50
 Status = Delivery.Status
+Ordering = Subscription.Ordering
 IN_FLIGHT = [Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED]
 
 
@@ -139,6 +141,7 @@ def subscription_detail_page(request: HttpRequest, subscription: Subscription,
         "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
         "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
         "payload_filter": json.dumps(subscription.payload_filter, ensure_ascii=False),
+        "parked_keys": sequencing.parked_keys(subscription) if subscription.ordering == Ordering.PARK else [],
         **schedule_context(settings_values(subscription), subscription.room),
     })
 
@@ -237,6 +240,22 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
     messages.success(request, f"Test event {event_type.name} v{event_type.version} published to "
                               f"{counted(reached, 'destination')}: {subscription.name} only.")
     return redirect("console:message-detail", message_id=published.message_id)
+
+
+@staff_required
+@require_POST
+def subscription_release_key(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Let a parked ordering key move on: its next event is sent; its dead letter stays, replayable."""
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    key = request.POST.get("ordering_key", "")
+    try:
+        released = sequencing.release_parked_key(subscription, key)
+    except sequencing.KeyNotParked as refused:
+        messages.error(request, f"{refused}.")
+    else:
+        then = "its next event is on its way" if released else "no event of it was waiting"
+        messages.success(request, f"Ordering key {key!r} released: {then}.")
+    return redirect("console:subscription-detail", subscription_id=subscription.pk)
 
 
 @staff_required

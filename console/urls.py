@@ -39,6 +39,8 @@ urlpatterns = [
          name="subscription-rotate-secret"),
     path("subscriptions/<int:subscription_id>/secret/", subscriptions.subscription_secret,
          name="subscription-secret"),
+    path("subscriptions/<int:subscription_id>/release-key/", subscriptions.subscription_release_key,
+         name="subscription-release-key"),
     path("subscriptions/<int:subscription_id>/test-event/", subscriptions.subscription_test_event,
          name="subscription-test-event"),
     path("subscriptions/<int:subscription_id>/dead-letters/", dead_letters.dead_letter_list,

@@ -13,9 +13,11 @@ import logging
 import uuid
 from datetime import timedelta
 
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery import sequencing
 from delivery.broker import EXPIRY_DESTINATION, BrokerError
 from delivery.broker.shared import shared_broker
 from delivery.frames import MESSAGE_ID, FrameInfo
@@ -36,10 +38,15 @@ def expire_overdue() -> int:
     except BrokerError:
         log.warning("expiry: cannot read %s now; the database sweep goes on", EXPIRY_DESTINATION, exc_info=True)
     now = timezone.now()
-    return Delivery.objects.filter(
+    overdue = Delivery.objects.filter(
         Q(attempt_started_at__isnull=True) | Q(attempt_started_at__lt=now - ABANDONED_ATTEMPT),
         message__expires_at__lte=now,
-    ).mark_expired("expired before delivery", now)
+    )
+    with transaction.atomic():  # with the release of the next event of each ordering key
+        keys = set(overdue.unsettled().exclude(ordering_key="").values_list("subscription_id", "ordering_key"))
+        expired = overdue.mark_expired("expired before delivery", now)
+        sequencing.release({(s, k) for s, k in keys if s is not None})
+    return expired
 
 
 def drain_expired(limit: int = DRAIN_BATCH) -> int:
@@ -54,8 +61,11 @@ def drain_expired(limit: int = DRAIN_BATCH) -> int:
                 log.warning("expiry: dropping an expired frame without Dovecote headers (%s)", frame.broker_message_id)
             else:
                 # The message id guards against a frame of another database that shares the broker.
-                expired = Delivery.objects.filter(pk=info.delivery_id, message_id=message_id).mark_expired(
-                    "expired on the broker before delivery", timezone.now())
+                with transaction.atomic():
+                    rows = Delivery.objects.filter(pk=info.delivery_id, message_id=message_id)
+                    expired = rows.mark_expired("expired on the broker before delivery", timezone.now())
+                    if expired:
+                        sequencing.settled(rows)
                 if expired:
                     log.info("expired on the broker", extra={"correlation_id": info.correlation_id,
                                                              "delivery_id": info.delivery_id,

@@ -12,6 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from delivery import sequencing
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from delivery.routing import routing
@@ -38,6 +39,7 @@ class Event:
     payload: Any
     correlation_id: str = ""
     idempotency_key: str | None = None
+    ordering_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,8 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
 
 def store(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
     """Store checked events, each with one pending delivery per subscription whose event types and payload filter
-    it passes (none: one unroutable row); frames go after commit.
+    it passes (none: one unroutable row); frames go after commit. A delivery to an ordered subscription
+    whose ordering key has an earlier one on its way is stored `held` instead (delivery/sequencing.py).
 
     An event whose idempotency key the room saw in the last 24 h is not stored again; its first
     reply is returned.
@@ -103,14 +106,14 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
             message = Message(
                 room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
                 correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-                created_at=now, expires_at=room.expires_at(now),
+                ordering_key=event.ordering_key, created_at=now, expires_at=room.expires_at(now),
             )
             fresh.append((index, message, key))
         Message.objects.bulk_create([message for _, message, _ in fresh])
-        deliveries = Delivery.objects.bulk_create(
-            delivery for _, message, _ in fresh
-            for delivery in deliveries_of(message, routes.subscriptions_for(message, room, only=only_id), now)
-        )
+        deliveries = [delivery for _, message, _ in fresh for delivery in
+                      deliveries_of(message, routes.subscriptions_for(message, room, only=only_id), now)]
+        sequencing.hold_behind(deliveries)
+        deliveries = Delivery.objects.bulk_create(deliveries)
         for _, message, key in fresh:
             if key is not None:
                 key.message = message
@@ -135,7 +138,8 @@ def deliveries_of(message: Message, subscriptions: Sequence[Subscription], now: 
     The unroutable row (no subscription, no destination, never sent) keeps the message findable in
     the log by its status and correlation id until it is re-published (see republish).
     """
-    matched = [Delivery(message=message, subscription=s, destination=s.destination, created_at=now)
+    matched = [Delivery(message=message, subscription=s, destination=s.destination, created_at=now,
+                        ordering_key=message.ordering_key if s.is_ordered else "")
                for s in subscriptions]
     return matched or [Delivery(message=message, destination="", status=Delivery.Status.UNROUTABLE,
                                 created_at=now)]
@@ -167,8 +171,10 @@ def republish(message: Message) -> Published:
             raise RepublishRefused(f"message {message.pk} still matches no active subscription of room "
                                    f"{room.name!r}: add or resume one first")
         Delivery.objects.filter(pk__in=[row.pk for row in held]).delete()
+        sequencing.hold_behind(deliveries)
         deliveries = Delivery.objects.bulk_create(deliveries)
-        transaction.on_commit(lambda: relay().submit(deliveries))
+        sendable = [d for d in deliveries if d.status == Delivery.Status.PENDING]
+        transaction.on_commit(lambda: relay().submit(sendable))
     log.info("re-published to %d destinations", len(deliveries),
              extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
     return published_reply(message, deliveries)

@@ -97,6 +97,11 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         help_text="Empty: every event of the room. Each filter must name an event type the room has.",
     )
     filter = PayloadFilterField(source="payload_filter", required=False, allow_null=True)
+    ordering = serializers.ChoiceField(
+        choices=Subscription.Ordering.values, required=False,
+        help_text="`on`: the events of one `ordering_key` one at a time, in publish order; a dead letter lets its "
+                  "key move on. `park`: the same, but a dead letter parks its key until it is replayed or the key "
+                  "released. `off` (default): no order.")
     delivery_delay_ms = delay_ms_field(required=False, allow_null=True, help_text="Null: the room's value.")
     delivery_delay_multiplier = multiplier_field(required=False, allow_null=True,
                                                  help_text="Null: the room's value.")
@@ -111,7 +116,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Subscription
-        fields = ["id", "room", "name", "type", "push_url", "event_types", "filter", "delivery_delay_ms",
+        fields = ["id", "room", "name", "type", "push_url", "event_types", "filter", "ordering", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
                   "timeout_ms", "status", "status_reason", "destination", "signing_secret", "last_error",
                   "last_error_at", "created_at", "updated_at"]

@@ -182,7 +182,9 @@ class PushSession:
                               signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms)
         result: PushResult = await self.engine.transport.post(request)
         try:
-            if result.ok and self.engine.ledger is not None:
+            # An ordered delivery's success releases the next of its key in the same transaction
+            # (delivery/sequencing.py): the bookkeeper's path, not the ledger's one statement.
+            if result.ok and self.engine.ledger is not None and not attempt.delivery.ordering_key:
                 await self.engine.ledger.record_delivered([(attempt, result)])
             else:
                 await self.engine.bookkeeper.record([(attempt, result)])

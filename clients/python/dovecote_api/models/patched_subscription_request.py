@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.ordering_enum import OrderingEnum, check_ordering_enum
 from ..models.type_enum import TypeEnum, check_type_enum
 from ..types import UNSET, Unset
 
@@ -38,6 +39,10 @@ class PatchedSubscriptionRequest:
     object must match. Only `$exist` is true of a missing field. At most 4096 bytes, 64 fields and operators, 8
     nested objects, 100 values in an `$in`. Null: no filter. A 400 names each fault by its JSON path in the filter
     (`$.data.total.$gte: …`). """
+    ordering: OrderingEnum | Unset = UNSET
+    """ * `off` - off
+    * `on` - on
+    * `park` - park """
     delivery_delay_ms: int | None | Unset = UNSET
     """ Null: the room's value. """
     delivery_delay_multiplier: float | None | Unset = UNSET
@@ -80,6 +85,10 @@ class PatchedSubscriptionRequest:
         else:
             filter_ = self.filter_
 
+        ordering: str | Unset = UNSET
+        if not isinstance(self.ordering, Unset):
+            ordering = self.ordering
+
         delivery_delay_ms: int | None | Unset
         if isinstance(self.delivery_delay_ms, Unset):
             delivery_delay_ms = UNSET
@@ -121,6 +130,8 @@ class PatchedSubscriptionRequest:
             field_dict["event_types"] = event_types
         if filter_ is not UNSET:
             field_dict["filter"] = filter_
+        if ordering is not UNSET:
+            field_dict["ordering"] = ordering
         if delivery_delay_ms is not UNSET:
             field_dict["delivery_delay_ms"] = delivery_delay_ms
         if delivery_delay_multiplier is not UNSET:
@@ -186,6 +197,13 @@ class PatchedSubscriptionRequest:
 
         filter_ = _parse_filter_(d.pop("filter", UNSET))
 
+        _ordering = d.pop("ordering", UNSET)
+        ordering: OrderingEnum | Unset
+        if isinstance(_ordering, Unset):
+            ordering = UNSET
+        else:
+            ordering = check_ordering_enum(_ordering)
+
         def _parse_delivery_delay_ms(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -232,6 +250,7 @@ class PatchedSubscriptionRequest:
             push_url=push_url,
             event_types=event_types,
             filter_=filter_,
+            ordering=ordering,
             delivery_delay_ms=delivery_delay_ms,
             delivery_delay_multiplier=delivery_delay_multiplier,
             delivery_attempts=delivery_attempts,
