@@ -51,7 +51,9 @@ def lock_keys(keys: Iterable[Key]) -> None:
         return  # SQLite (the embedded demo) has one writer at a time
     with connection.cursor() as cursor:
         for subscription_id, key in sorted(set(keys)):
-            cursor.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", [subscription_id, key])
+            # One 64-bit lock per key, hashed with its subscription as the seed: a collision only makes
+            # two keys wait for each other now and then.
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))", [key, subscription_id])
 
 
 def busy_keys(keys: set[Key], *, counting_held: bool) -> set[Key]:
