@@ -2,9 +2,9 @@
 
 Two ways lead here. The broker expires a frame that waits past its `expires` time and moves
 it to EXPIRY_DESTINATION (Artemis's expiry address); `drain_expired` reads those frames and
-records each delivery `expired`. And `expire_overdue` sweeps the database for unsettled
-deliveries whose message has expired, whatever became of their frames (a frame held by a
-consumer, a pull lease, a delivery still pending). Beat runs both every few seconds.
+records each delivery `expired`. And `expire_overdue` sweeps the database for unsettled (or
+held: an ordering key's later events) deliveries whose message has expired, whatever became of
+their frames (a frame held by a consumer, a pull lease, a delivery still pending). Beat runs both every few seconds.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ def expire_overdue() -> int:
         message__expires_at__lte=now,
     )
     with transaction.atomic():  # with the release of the next event of each ordering key
-        keys = set(overdue.unsettled().exclude(ordering_key="").values_list("subscription_id", "ordering_key"))
-        expired = overdue.mark_expired("expired before delivery", now)
+        keys = set(overdue.filter(status__in=[*Delivery.UNSETTLED, Delivery.Status.HELD])
+                   .exclude(ordering_key="").values_list("subscription_id", "ordering_key"))
+        expired = overdue.mark_expired("expired before delivery", now, including_held=True)
         sequencing.release({(s, k) for s, k in keys if s is not None})
     return expired
 

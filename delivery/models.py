@@ -143,10 +143,12 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         return rows.update(status=Delivery.Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
                            **NO_LEASE, last_status_code=status_code, last_error=reason, updated_at=now)
 
-    def mark_expired(self, reason: str, now: datetime) -> int:
-        """→ expired: the room's expiration passed before delivery."""
-        return self.unsettled().update(status=Delivery.Status.EXPIRED, attempt_started_at=None,
-                                       next_attempt_at=None, **NO_LEASE, last_error=reason, updated_at=now)
+    def mark_expired(self, reason: str, now: datetime, *, including_held: bool = False) -> int:
+        """→ expired: the room's expiration passed before delivery; `including_held`: held ones too (never sent)."""
+        rows = self.filter(status__in=[*Delivery.UNSETTLED, Delivery.Status.HELD]) if including_held \
+            else self.unsettled()
+        return rows.update(status=Delivery.Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
+                           **NO_LEASE, last_error=reason, updated_at=now)
 
     def mark_leased(self, attempt: int, token: str, expires_at: datetime, now: datetime) -> int:
         """→ leased: a pull consumer holds attempt `attempt` until `expires_at`."""
