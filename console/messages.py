@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from console.forms import MessageFilterForm, pretty_json
-from console.shortcuts import keyset_page, query_without, render_page, staff_required
+from console.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import RepublishRefused, republish
 
@@ -55,6 +55,7 @@ def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateRespo
 @require_POST
 def message_republish(request: HttpRequest, message_id: uuid.UUID) -> HttpResponse:
     """Send an unroutable message to the active subscriptions it matches now."""
+    require_permission(request, "delivery.change_delivery")
     message = get_object_or_404(Message, pk=message_id)
     try:
         published = republish(message)

@@ -246,6 +246,7 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
 @require_POST
 def subscription_release_key(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Let a parked ordering key move on: its next event is sent; its dead letter stays, replayable."""
+    require_permission(request, "delivery.change_delivery")
     subscription = get_object_or_404(Subscription, pk=subscription_id)
     key = request.POST.get("ordering_key", "")
     try:
