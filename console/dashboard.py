@@ -46,12 +46,13 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
 
 
 def last_hour_stats(since: datetime) -> dict[str, int]:
-    """Count the last hour's publishes, deliveries, retries, dead letters and frames the watchdog sent again
-    (four aggregate queries)."""
+    """Count the last hour's publishes, deliveries, retries, dead letters, unroutable messages and frames the
+    watchdog sent again (four aggregate queries)."""
     settled = Delivery.objects.filter(Q(updated_at__gte=since) | Q(status=Status.RETRYING)).aggregate(
         delivered=Count("pk", filter=Q(status__in=[Status.DELIVERED, Status.ACKED], updated_at__gte=since)),
         dead_lettered=Count("pk", filter=Q(status=Status.DEAD_LETTERED, updated_at__gte=since)),
         retrying_now=Count("pk", filter=Q(status=Status.RETRYING)),
+        unroutable=Count("pk", filter=Q(status=Status.UNROUTABLE, updated_at__gte=since)),
     )
     return {
         "published": Message.objects.filter(created_at__gte=since).count(),

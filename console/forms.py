@@ -17,6 +17,7 @@ from dovecote.inputs import BadJson, parse_json, read_id
 from rooms.models import ApiKey, EventType, Room
 from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
 from rooms.schemas import SchemaRefused, check_event_type_schema
+from subscriptions import filters
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
 from subscriptions.rules import (
@@ -248,6 +249,13 @@ class SubscriptionForm(forms.ModelForm):
         required=False, widget=forms.CheckboxSelectMultiple, label="Event types",
         help_text="None ticked: every event of the room.",
     )
+    payload_filter = BoundedJSONField(
+        required=False, label="Payload filter",
+        widget=forms.Textarea(attrs={"rows": 5, "class": "mono",
+                                     "placeholder": '{"data": {"total": {"$gte": 100}}}'}),
+        help_text="Empty: every event of the ticked types. JSON in Hookdeck's filter syntax over "
+                  '{"type", "version", "room", "correlation_id", "data": payload}.',
+    )
     delivery_delay_ms = delay_field(required=False)
     delivery_delay_multiplier = multiplier_field(required=False)
     delivery_attempts = attempts_field(required=False)
@@ -259,16 +267,20 @@ class SubscriptionForm(forms.ModelForm):
 
     class Meta:
         model = Subscription
-        fields = ["name", "type", "push_url", "event_types", "delivery_delay_ms", "delivery_delay_multiplier",
-                  "delivery_attempts", "max_delivery_delay_ms", "max_in_flight", "timeout_ms"]
+        fields = ["name", "type", "push_url", "event_types", "payload_filter", "ordering", "delivery_delay_ms",
+                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
+                  "timeout_ms"]
         widgets = {"type": forms.RadioSelect, "push_url": forms.URLInput(attrs={"placeholder": "https://…"})}
-        labels = {"push_url": "Push URL"}
+        labels = {"push_url": "Push URL", "ordering": "Ordering by ordering key"}
+        help_texts = {"ordering": "On: the events of one ordering key one at a time, in publish order; a failing "
+                                  "event holds only its own key."}
 
     def __init__(self, *args: Any, room: Room, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.room = room
         self.fields["event_types"].choices = self.filter_choices()
         self.fields["type"].choices = Subscription.Type.choices  # no blank choice among the radios
+        self.fields["ordering"].required = False  # not given: as it was (off for a new subscription)
         if self.instance.pk:
             self.fields["type"].disabled = True
             self.initial["event_types"] = [filter_value(f) for f in self.instance.event_types]
@@ -294,6 +306,15 @@ class SubscriptionForm(forms.ModelForm):
     def clean_event_types(self) -> list[dict[str, str]]:
         return [filter_from_value(value) for value in self.cleaned_data.get("event_types", [])]
 
+    def clean_ordering(self) -> str:
+        return self.cleaned_data.get("ordering") or self.instance.ordering or Subscription.Ordering.OFF
+
+    def clean_payload_filter(self) -> Any:
+        spec = self.cleaned_data.get("payload_filter")
+        if problems := filters.filter_problems(spec):
+            raise ValidationError(problems)
+        return spec
+
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
         if name_taken(self.room, name, excluding=self.instance.pk):
@@ -318,6 +339,47 @@ class SubscriptionForm(forms.ModelForm):
     def save(self, commit: bool = True) -> Subscription:
         self.instance.room = self.room
         return super().save(commit)
+
+
+class FilterCheckForm(forms.Form):
+    """The subscription form's payload filter with a sample event to try it on (the live check)."""
+
+    payload_filter = BoundedJSONField(required=False)
+    sample_payload = BoundedJSONField(
+        required=False, label="Sample payload",
+        widget=forms.Textarea(attrs={"rows": 4, "class": "mono", "placeholder": '{"total": 120}'}),
+        help_text="Would an event with this payload, of the first ticked event type, match?",
+    )
+    event_types = forms.MultipleChoiceField(required=False)
+
+    def __init__(self, *args: Any, room: Room, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.room = room
+        self.fields["event_types"].choices = [(v, v) for v in self.data.getlist("event_types")] if self.data else []
+
+    def verdict(self) -> tuple[str, list[str]]:
+        """Say whether the sample matches: ("match" | "no-match" | "invalid" | "empty", and the reasons)."""
+        if not self.is_valid():
+            return "invalid", [f"{self.fields[name].label or name}: {error}" for name, errors in self.errors.items()
+                               for error in errors]
+        spec, payload = self.cleaned_data["payload_filter"], self.cleaned_data["sample_payload"]
+        if problems := filters.filter_problems(spec):
+            return "invalid", problems
+        if payload is None:
+            return "empty", []
+        name, version = self.sample_type()
+        document = filters.event_document(name, version, self.room.name, "sample", payload)
+        return ("match" if filters.matches(spec, document) else "no-match"), [f"as {name} v{version}"]
+
+    def sample_type(self) -> tuple[str, str]:
+        """The first ticked event type (its newest version when any version is ticked), else the room's first."""
+        ticked = [filter_from_value(v) for v in self.cleaned_data["event_types"]]
+        known = list(self.room.event_types.order_by("name", "-version").values_list("name", "version"))
+        for wanted in ticked:
+            for name, version in known:
+                if name == wanted["name"] and wanted.get("version") in (None, version):
+                    return name, version
+        return known[0] if known else ("", "")
 
 
 class TestEventForm(forms.Form):

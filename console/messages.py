@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import uuid
 
+from django.contrib import messages as notices
 from django.db.models import Prefetch, Q
-from django.http import HttpRequest
-from django.shortcuts import get_object_or_404
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from console.forms import MessageFilterForm, pretty_json
-from console.shortcuts import keyset_page, query_without, render_page, staff_required
+from console.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from delivery.models import Delivery, DeliveryAttempt, Message
+from delivery.publish import RepublishRefused, republish
 
 PAGE_SIZE = 50
 POLL_SECONDS = 1
@@ -44,8 +46,25 @@ def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateRespo
     return render_page(request, "console/message_detail.html", {
         "section": "messages", "message": message, "payload": pretty_json(message.payload),
         "destinations": destinations, "settled": all(d.is_final for d in destinations),
+        "unroutable": any(d.status == Delivery.Status.UNROUTABLE for d in destinations),
         "live": any(is_moving(d) for d in destinations), "poll_seconds": POLL_SECONDS,
     }, fragments=["destinations"])
+
+
+@staff_required
+@require_POST
+def message_republish(request: HttpRequest, message_id: uuid.UUID) -> HttpResponse:
+    """Send an unroutable message to the active subscriptions it matches now."""
+    require_permission(request, "delivery.change_delivery")
+    message = get_object_or_404(Message, pk=message_id)
+    try:
+        published = republish(message)
+    except RepublishRefused as refused:
+        notices.error(request, str(refused))
+    else:
+        count = len(published.destinations)
+        notices.success(request, f"Re-published to {count} destination{'' if count == 1 else 's'}.")
+    return redirect("console:message-detail", message_id=message.pk)
 
 
 def is_moving(delivery: Delivery) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 
@@ -14,10 +15,11 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import SubscriptionForm, TestEventForm
+from console.forms import FilterCheckForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.text import counted
+from delivery import sequencing
 from delivery.actions import delete_subscription, resume_subscription
 from delivery.models import Delivery
 from delivery.publish import Event, PublishRejected, publish
@@ -27,6 +29,7 @@ from subscriptions.models import Subscription
 
 PAGE_SIZE = 50
 Status = Delivery.Status
+Ordering = Subscription.Ordering
 IN_FLIGHT = [Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED]
 
 
@@ -94,8 +97,11 @@ def subscription_edit(request: HttpRequest, subscription_id: int) -> HttpRespons
 
 def subscription_form_page(request: HttpRequest, form: SubscriptionForm, room: Room) -> TemplateResponse:
     values = form.data if form.is_bound else settings_values(form.instance)
+    check = FilterCheckForm(request.POST if request.method == "POST" else None, room=room)
+    verdict, reasons = check.verdict() if check.is_bound else ("empty", [])
     return render_page(request, "console/subscription_form.html", {
-        "section": "subscriptions", "form": form, "room": room,
+        "section": "subscriptions", "form": form, "room": room, "check": check, "verdict": verdict,
+        "reasons": reasons,
         "subscription": form.instance if form.instance.pk else None, **schedule_context(values, room),
     })
 
@@ -106,6 +112,16 @@ def subscription_schedule_preview(request: HttpRequest, room_id: int) -> Templat
     """Render the retry-schedule preview of the subscription form's current overrides (an htmx fragment)."""
     room = get_object_or_404(Room, pk=room_id)
     return TemplateResponse(request, "console/subscription_form.html#schedule", schedule_context(request.POST, room))
+
+
+@staff_required
+@require_POST
+def subscription_filter_check(request: HttpRequest, room_id: int) -> TemplateResponse:
+    """Say whether the subscription form's sample payload passes its payload filter (an htmx fragment)."""
+    room = get_object_or_404(Room, pk=room_id)
+    verdict, reasons = FilterCheckForm(request.POST, room=room).verdict()
+    return TemplateResponse(request, "console/subscription_form.html#filter-check",
+                            {"verdict": verdict, "reasons": reasons})
 
 
 @staff_required
@@ -124,6 +140,8 @@ def subscription_detail_page(request: HttpRequest, subscription: Subscription,
         "section": "subscriptions", "subscription": subscription, "room": subscription.room,
         "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
         "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
+        "payload_filter": json.dumps(subscription.payload_filter, ensure_ascii=False),
+        "parked_keys": sequencing.parked_keys(subscription) if subscription.ordering == Ordering.PARK else [],
         **schedule_context(settings_values(subscription), subscription.room),
     })
 
@@ -222,6 +240,23 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
     messages.success(request, f"Test event {event_type.name} v{event_type.version} published to "
                               f"{counted(reached, 'destination')}: {subscription.name} only.")
     return redirect("console:message-detail", message_id=published.message_id)
+
+
+@staff_required
+@require_POST
+def subscription_release_key(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Let a parked ordering key move on: its next event is sent; its dead letter stays, replayable."""
+    require_permission(request, "delivery.change_delivery")
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    key = request.POST.get("ordering_key", "")
+    try:
+        released = sequencing.release_parked_key(subscription, key)
+    except sequencing.KeyNotParked as refused:
+        messages.error(request, f"{refused}.")
+    else:
+        then = "its next event is on its way" if released else "no event of it was waiting"
+        messages.success(request, f"Ordering key {key!r} released: {then}.")
+    return redirect("console:subscription-detail", subscription_id=subscription.pk)
 
 
 @staff_required

@@ -42,6 +42,9 @@ DEAD_LETTERS = Counter("dovecote_dead_letters", "Deliveries dead-lettered.", ["r
 EXPIRED = Counter(
     "dovecote_deliveries_expired",
     "Deliveries expired before delivery: at an attempt, on the broker, or by the sweeper.", ["where"])
+UNROUTABLE = Counter(
+    "dovecote_messages_unroutable", "Messages published that matched no active subscription (kept, re-publishable).",
+    ["room"])
 REPLAYS = Counter("dovecote_replays", "Dead letters replayed (sent again from attempt 1).", ["room"])
 ATTEMPT_DURATION = Histogram(
     "dovecote_push_attempt_duration_seconds", "How long each push POST took, whatever its outcome.", ["room"],

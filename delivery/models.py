@@ -25,6 +25,8 @@ class Message(models.Model):
     payload = models.JSONField()
     correlation_id = models.CharField(max_length=200, db_index=True)
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - null: none given
+    # Events of one key reach an ordered subscription one at a time, in publish order ("": none).
+    ordering_key = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     expires_at = models.DateTimeField(null=True, blank=True)
     # The W3C trace context of its publish (dovecote/tracing.py), sent with each of its frames and pushes.
@@ -81,6 +83,7 @@ class DeliveryState:
     redelivery_count: int
     replays: int
     message: MessageState
+    ordering_key: str = ""
 
     @property
     def is_final(self) -> bool:
@@ -90,7 +93,7 @@ class DeliveryState:
 STATE_FIELDS = ("pk", "status", "subscription_id", "message_id", "destination", "attempts", "attempt_started_at",
                 "redelivery_count", "replays", "message__correlation_id", "message__event_type",
                 "message__event_version", "message__room_id", "message__expires_at", "message__created_at",
-                "message__traceparent")
+                "message__traceparent", "ordering_key")
 
 
 class DeliveryQuerySet(models.QuerySet["Delivery"]):
@@ -106,15 +109,7 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
 
     def states(self) -> dict[int, DeliveryState]:
         """Read these deliveries as DeliveryState, with their messages, in one query, by id."""
-        states = {}
-        for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-             correlation_id, event_type, event_version, room_id, expires_at, published_at,
-             traceparent) in self.values_list(*STATE_FIELDS):
-            message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
-                                   published_at, traceparent)
-            states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
-                                       crashes, replays, message)
-        return states
+        return states_from_rows(list(self.values_list(*STATE_FIELDS)))
 
     def mark_queued(self, now: datetime) -> int:
         """pending → queued: the broker confirmed the first send."""
@@ -144,16 +139,21 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
             last_status_code=status_code, last_error=error, updated_at=now)
 
     def mark_dead_lettered(self, reason: str, now: datetime, *, attempt: int | None = None,
-                           status_code: int | None = None) -> int:
-        """→ dead_lettered (kept, replayable); with `attempt`, only while it is still the current one."""
+                           status_code: int | None = None, including_held: bool = False) -> int:
+        """→ dead_lettered (kept, replayable); with `attempt`, only while it is still the current one;
+        `including_held`: held ones too (their subscription is going)."""
         rows = self.unsettled() if attempt is None else self.unsettled().filter(attempts=attempt)
+        if including_held:
+            rows = self.filter(status__in=[*Delivery.UNSETTLED, Delivery.Status.HELD])
         return rows.update(status=Delivery.Status.DEAD_LETTERED, attempt_started_at=None, next_attempt_at=None,
                            **NO_LEASE, last_status_code=status_code, last_error=reason, updated_at=now)
 
-    def mark_expired(self, reason: str, now: datetime) -> int:
-        """→ expired: the room's expiration passed before delivery."""
-        return self.unsettled().update(status=Delivery.Status.EXPIRED, attempt_started_at=None,
-                                       next_attempt_at=None, **NO_LEASE, last_error=reason, updated_at=now)
+    def mark_expired(self, reason: str, now: datetime, *, including_held: bool = False) -> int:
+        """→ expired: the room's expiration passed before delivery; `including_held`: held ones too (never sent)."""
+        rows = self.filter(status__in=[*Delivery.UNSETTLED, Delivery.Status.HELD]) if including_held \
+            else self.unsettled()
+        return rows.update(status=Delivery.Status.EXPIRED, attempt_started_at=None, next_attempt_at=None,
+                           **NO_LEASE, last_error=reason, updated_at=now)
 
     def mark_leased(self, attempt: int, token: str, expires_at: datetime, now: datetime) -> int:
         """→ leased: a pull consumer holds attempt `attempt` until `expires_at`."""
@@ -166,11 +166,15 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(
             status=Delivery.Status.ACKED, attempt_started_at=None, **NO_LEASE, last_error="", updated_at=now)
 
+    def release(self, now: datetime) -> int:
+        """held → pending: the deliveries before it in its ordering key have settled (delivery/sequencing.py)."""
+        return self.filter(status=Delivery.Status.HELD).update(status=Delivery.Status.PENDING, updated_at=now)
+
     def replay(self, now: datetime) -> int:
         """dead_lettered → pending, a new life with attempts from 1 (the outbox sends it)."""
         return self.filter(status=Delivery.Status.DEAD_LETTERED).update(
             status=Delivery.Status.PENDING, attempts=0, redelivery_count=0, attempt_started_at=None,
-            next_attempt_at=None, last_error="", last_status_code=None, claimed_until=None,
+            next_attempt_at=None, last_error="", last_status_code=None, claimed_until=None, parks_key=False,
             replays=F("replays") + 1, updated_at=now)
 
 
@@ -200,7 +204,7 @@ UPDATE {delivery} AS d
    AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.attempts, d.attempt_started_at,
           d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at,
-          m.created_at, m.traceparent
+          m.created_at, m.traceparent, d.ordering_key
 """
 
 
@@ -233,11 +237,12 @@ def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
     """Read CLAIM_FRESH_SQL's rows as DeliveryState, by id."""
     states = {}
     for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
-         correlation_id, event_type, event_version, room_id, expires_at, published_at, traceparent) in rows:
+         correlation_id, event_type, event_version, room_id, expires_at, published_at, traceparent,
+         ordering_key) in rows:
         message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
                                published_at, traceparent)
         states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
-                                   crashes, replays, message)
+                                   crashes, replays, message, ordering_key)
     return states
 
 
@@ -294,8 +299,15 @@ class Delivery(models.Model):
         ACKED = "acked"
         DEAD_LETTERED = "dead_lettered", "dead-lettered"
         EXPIRED = "expired"
+        # The message matched no active subscription when it was published: this row (no subscription,
+        # no destination) keeps it findable in the log until it is re-published (delivery/publish.py).
+        UNROUTABLE = "unroutable", "unroutable (no subscription matched)"
+        # Ordered subscriptions: waiting, never sent, until the deliveries of its ordering key before it
+        # settle (delivery/sequencing.py releases it: held → pending).
+        HELD = "held", "held (behind an earlier event of its ordering key)"
 
-    FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED})
+    FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED,
+                                Status.UNROUTABLE})
     UNSETTLED = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED)
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
@@ -305,6 +317,10 @@ class Delivery(models.Model):
     )
     destination = models.CharField(max_length=200)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    # The message's ordering key where the subscription is ordered, else "" (delivery/sequencing.py).
+    ordering_key = models.CharField(max_length=200, blank=True, default="")
+    # A dead letter of a subscription whose ordering parks keys: its key waits until it is replayed or released.
+    parks_key = models.BooleanField(default=False)
     attempts = models.PositiveIntegerField(default=0, help_text="Attempts started so far.")
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     # Set while attempt `attempts` is under way, cleared when its outcome is recorded. A frame of
@@ -339,6 +355,8 @@ class Delivery(models.Model):
             models.Index(fields=["subscription", "-created_at"], name="delivery_subscription_recent"),
             models.Index(fields=["status", "lease_expires_at"], name="delivery_lease_expiry"),
             models.Index(fields=["status", "updated_at"], name="delivery_status_changed"),
+            models.Index(fields=["subscription", "ordering_key", "status"], name="delivery_ordering_key",
+                         condition=~models.Q(ordering_key="")),
         ]
 
     def __str__(self) -> str:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
-from delivery import metrics
+from delivery import metrics, sequencing
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from delivery.routing import routing
@@ -39,6 +40,7 @@ class Event:
     correlation_id: str = ""
     idempotency_key: str | None = None
     traceparent: str = ""  # the publish's W3C trace context, carried to the broker and the receivers
+    ordering_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,7 @@ class Published:
 
     def as_reply(self) -> dict[str, Any]:
         return {"message_id": self.message_id, "correlation_id": self.correlation_id,
-                "destinations": self.destinations}
+                "destination_count": len(self.destinations), "destinations": self.destinations}
 
 
 def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Published:
@@ -75,14 +77,17 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
 
 
 def store(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
-    """Store checked events, each with one pending delivery per matching subscription; frames go after commit.
+    """Store checked events, each with one pending delivery per subscription whose event types and payload filter
+    it passes (none: one unroutable row); frames go after commit. A delivery to an ordered subscription
+    whose ordering key has an earlier one on its way is stored `held` instead (delivery/sequencing.py).
 
     An event whose idempotency key the room saw in the last 24 h is not stored again; its first
     reply is returned.
     """
-    subscriptions = [s for s in routing(room).subscriptions if only is None or s.pk == only.pk]
-    for subscription in subscriptions:
+    routes = routing(room)
+    for subscription in routes.subscriptions:
         subscription.room = room  # the relay reads their retry settings
+    only_id = None if only is None else only.pk
     now = timezone.now()
     with transaction.atomic():
         replies: list[Published | None] = [None] * len(events)
@@ -102,34 +107,86 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None) 
             message = Message(
                 room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
                 correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-                created_at=now, expires_at=room.expires_at(now), traceparent=event.traceparent,
+                ordering_key=event.ordering_key, created_at=now, expires_at=room.expires_at(now),
+                traceparent=event.traceparent,
             )
             fresh.append((index, message, key))
         Message.objects.bulk_create([message for _, message, _ in fresh])
-        deliveries = Delivery.objects.bulk_create(
-            Delivery(message=message, subscription=s, destination=s.destination, created_at=now)
-            for _, message, _ in fresh
-            for s in subscriptions
-            if s.matches(message.event_type, message.event_version)
-        )
+        deliveries = [delivery for _, message, _ in fresh for delivery in
+                      deliveries_of(message, routes.subscriptions_for(message, room, only=only_id), now)]
+        sequencing.hold_behind(deliveries)
+        deliveries = Delivery.objects.bulk_create(deliveries)
         for _, message, key in fresh:
             if key is not None:
                 key.message = message
                 key.save(update_fields=["message", "created_at"])
-        transaction.on_commit(lambda: relay().submit(deliveries))
+        sendable = [d for d in deliveries if d.status == Delivery.Status.PENDING]
+        transaction.on_commit(lambda: relay().submit(sendable))
     room_label = metrics.room_label(room.pk)
     metrics.MESSAGES_PUBLISHED.labels(room_label).inc(len(fresh))
-    metrics.DELIVERIES_CREATED.labels(room_label).inc(len(deliveries))
+    unroutable = sum(1 for d in deliveries if d.status == Delivery.Status.UNROUTABLE)
+    metrics.DELIVERIES_CREATED.labels(room_label).inc(len(deliveries) - unroutable)
+    if unroutable:
+        metrics.UNROUTABLE.labels(room_label).inc(unroutable)
     by_message: dict[uuid.UUID, list[Delivery]] = {}
     for delivery in deliveries:
         by_message.setdefault(delivery.message_id, []).append(delivery)
     for index, message, _ in fresh:
-        replies[index] = published_reply(message, by_message.get(message.id, []))
-        log.info("published to %d destinations", len(by_message.get(message.id, [])),
+        reply = replies[index] = published_reply(message, by_message[message.id])
+        log.info("published to %d destinations", len(reply.destinations),
                  extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
     for index, first in repeats.items():
         replies[index] = replies[first]
     return [reply for reply in replies if reply is not None]
+
+
+def deliveries_of(message: Message, subscriptions: Sequence[Subscription], now: datetime) -> list[Delivery]:
+    """One pending delivery per subscription the message matched, or, when it matched none, one unroutable row.
+
+    The unroutable row (no subscription, no destination, never sent) keeps the message findable in
+    the log by its status and correlation id until it is re-published (see republish).
+    """
+    matched = [Delivery(message=message, subscription=s, destination=s.destination, created_at=now,
+                        ordering_key=message.ordering_key if s.is_ordered else "")
+               for s in subscriptions]
+    return matched or [Delivery(message=message, destination="", status=Delivery.Status.UNROUTABLE,
+                                created_at=now)]
+
+
+class RepublishRefused(Exception):
+    """The message cannot be re-published; the text says why."""
+
+
+def republish(message: Message) -> Published:
+    """Send an unroutable message to the active subscriptions it matches now; RepublishRefused says why not.
+
+    Its unroutable row gives way to one pending delivery per match, in one transaction (the row is
+    locked, so two re-publishes never both send it); the frames go after commit, as on publish.
+    """
+    room = Room.objects.get(pk=message.room_id)
+    routes = routing(room)
+    for subscription in routes.subscriptions:
+        subscription.room = room  # the relay reads their retry settings
+    now = timezone.now()
+    with transaction.atomic():
+        held = list(Delivery.objects.select_for_update().filter(message=message, status=Delivery.Status.UNROUTABLE))
+        if not held:
+            routed = Delivery.objects.filter(message=message).count()
+            raise RepublishRefused(f"message {message.pk} is not unroutable: it went to {routed} destination(s); "
+                                   f"replay its dead letters instead")
+        deliveries = deliveries_of(message, routes.subscriptions_for(message, room), now)
+        if deliveries[0].status == Delivery.Status.UNROUTABLE:
+            raise RepublishRefused(f"message {message.pk} still matches no active subscription of room "
+                                   f"{room.name!r}: add or resume one first")
+        Delivery.objects.filter(pk__in=[row.pk for row in held]).delete()
+        sequencing.hold_behind(deliveries)
+        deliveries = Delivery.objects.bulk_create(deliveries)
+        sendable = [d for d in deliveries if d.status == Delivery.Status.PENDING]
+        transaction.on_commit(lambda: relay().submit(sendable))
+    metrics.DELIVERIES_CREATED.labels(metrics.room_label(room.pk)).inc(len(deliveries))
+    log.info("re-published to %d destinations", len(deliveries),
+             extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
+    return published_reply(message, deliveries)
 
 
 def claim_idempotency_key(room: Room, key: str | None, now) -> tuple[Message | None, IdempotencyKey | None]:  # noqa: ANN001
@@ -173,10 +230,12 @@ def event_errors(room: Room, event_type: EventType | None, event: Event) -> dict
 
 
 def published_reply(message: Message, deliveries: Any) -> Published:
+    """The 202 reply: the message and the destinations it was sent to (an unroutable one: none)."""
     return Published(
         message_id=str(message.id),
         correlation_id=message.correlation_id,
-        destinations=[{"subscription_id": d.subscription_id, "destination": d.destination} for d in deliveries],
+        destinations=[{"subscription_id": d.subscription_id, "destination": d.destination} for d in deliveries
+                      if d.status != Delivery.Status.UNROUTABLE],
     )
 
 

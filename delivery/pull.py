@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from delivery import frames, metrics, settle
+from delivery import frames, metrics, sequencing, settle
 from delivery.attempts import Arrival, Attempt, start_attempts
 from delivery.broker import BrokerError, ReceivedMessage
 from delivery.broker.shared import shared_broker
@@ -112,6 +112,7 @@ def ack(subscription: Subscription, ack_ids: list[str]) -> Settled:
             if updated:
                 settle.log_attempt(delivery, delivery.attempts, delivery.attempt_started_at,
                                    PushResult(Outcome.SUCCESS, _ms_since(delivery.attempt_started_at, now)))
+                sequencing.settled([delivery])
         if updated:
             metrics.DELIVERED.labels(metrics.room_label(subscription.room_id), "pull").inc()
         record(result, ack_id, updated)

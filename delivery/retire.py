@@ -9,8 +9,9 @@ from delivery.models import Delivery
 
 
 def retire_deliveries(subscription_id: int, reason: str) -> int:
-    """Settle every unsettled delivery of a subscription as dead-lettered with `reason`; return how many."""
-    return Delivery.objects.filter(subscription_id=subscription_id).mark_dead_lettered(reason, timezone.now())
+    """Settle every unsettled (or held) delivery of a subscription as dead-lettered with `reason`; return how many."""
+    return Delivery.objects.filter(subscription_id=subscription_id).mark_dead_lettered(
+        reason, timezone.now(), including_held=True)
 
 
 def delete_queue(destination: str) -> bool:

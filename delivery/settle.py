@@ -5,20 +5,23 @@ database; the caller acks the original frame last. A crash in between leaves the
 the broker, and the frame rules (delivery/frame_rules.py) recognise it as already handled when
 it comes back. A dead letter is held by PostgreSQL alone (the message and its delivery row,
 replayable from there), so it needs no broker copy. Status changes go through the queryset
-methods of `Delivery.objects` (delivery/models.py), the one writer of the state machine.
+methods of `Delivery.objects` (delivery/models.py), the one writer of the state machine. A
+settlement (delivered, dead-lettered, expired) releases the next event of its ordering key in
+its own transaction (delivery/sequencing.py).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.utils import timezone
 
-from delivery import frames, metrics
+from delivery import frames, metrics, sequencing
 from delivery.broker import Broker, BrokerError, SendFailed
 from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage
 from delivery.transports import PushResult
@@ -85,14 +88,19 @@ def record_successes(successes: list[Success]) -> None:
     """
     now = timezone.now()
     rows = [(s.delivery, s.attempt, s.started_at, s.result.duration_ms, s.result.status_code) for s in successes]
-    if not Delivery.objects.record_delivered(rows, now):
-        by_code: dict[int | None, list[int]] = defaultdict(list)
-        for success in successes:
-            by_code[success.result.status_code].append(success.delivery.pk)
-        with transaction.atomic():
-            insert_attempts([(s.delivery, s.attempt, s.started_at, s.result, None) for s in successes])
-            for status_code, delivery_ids in by_code.items():
-                Delivery.objects.filter(pk__in=delivery_ids).mark_delivered(status_code, now)
+    ordered = [s.delivery for s in successes if s.delivery.ordering_key]
+    # With the release of the next event of each ordering key, when there is one (delivery/sequencing.py);
+    # else the one statement alone, without a transaction's two more round trips.
+    with transaction.atomic() if ordered else nullcontext():
+        if not Delivery.objects.record_delivered(rows, now):
+            by_code: dict[int | None, list[int]] = defaultdict(list)
+            for success in successes:
+                by_code[success.result.status_code].append(success.delivery.pk)
+            with transaction.atomic():
+                insert_attempts([(s.delivery, s.attempt, s.started_at, s.result, None) for s in successes])
+                for status_code, delivery_ids in by_code.items():
+                    Delivery.objects.filter(pk__in=delivery_ids).mark_delivered(status_code, now)
+        sequencing.settled(ordered)
     for success in successes:
         log.debug("delivered", extra=_context(success.delivery, success.attempt))
 
@@ -200,8 +208,9 @@ def dead_letter(delivery: DeliveryRecord, attempt: int, reason: str, started_at:
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
         record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
-        Delivery.objects.filter(pk=delivery.pk).mark_dead_lettered(
-            reason, timezone.now(), attempt=attempt, status_code=result.status_code if result else None)
+        if Delivery.objects.filter(pk=delivery.pk).mark_dead_lettered(
+                reason, timezone.now(), attempt=attempt, status_code=result.status_code if result else None):
+            sequencing.park_or_release([delivery])
     metrics.DEAD_LETTERS.labels(metrics.room_label(delivery.message.room_id)).inc()
     log.warning("dead-lettered: %s", reason, extra=_context(delivery, attempt))
 
@@ -212,8 +221,9 @@ def expire(delivery: DeliveryRecord, attempt: int, started_at: datetime | None =
     with transaction.atomic():
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
-        Delivery.objects.filter(pk=delivery.pk).mark_expired(
-            result.error if result else "expired before delivery", timezone.now())
+        if Delivery.objects.filter(pk=delivery.pk).mark_expired(
+                result.error if result else "expired before delivery", timezone.now()):
+            sequencing.settled([delivery])
     metrics.EXPIRED.labels("attempt").inc()
     log.info("expired", extra=_context(delivery, attempt))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, pull, retire, watchdog
+from delivery import expiry, outbox, pull, retire, sequencing, watchdog
 from delivery.broker import QueueInUse
 from delivery.push import claims
 from delivery.push.engine import engine
@@ -26,6 +26,12 @@ def dispatch_push_sessions() -> int:
 def sweep_outbox() -> int:
     """Send deliveries still pending after the grace period (broker was down, process died)."""
     return outbox.sweep_pending()
+
+
+@shared_task(ignore_result=True, expires=10)
+def release_stalled_keys() -> int:
+    """Release the next event of ordering keys left with nothing in flight (delivery/sequencing.py's safety net)."""
+    return sequencing.release_stalled()
 
 
 @shared_task(ignore_result=True, expires=10)

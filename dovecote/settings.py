@@ -171,6 +171,8 @@ CELERY_BEAT_SCHEDULE = {
     "dispatch-push-sessions": {"task": "delivery.tasks.dispatch_push_sessions", "schedule": 1.0},
     "sweep-outbox": {"task": "delivery.tasks.sweep_outbox", "schedule": 2.0},
     "expire-overdue": {"task": "delivery.tasks.expire_overdue", "schedule": 5.0},
+    # The safety net for ordering keys left with held events and nothing in flight (delivery/sequencing.py).
+    "release-stalled-keys": {"task": "delivery.tasks.release_stalled_keys", "schedule": 10.0},
     "expire-leases": {"task": "delivery.tasks.expire_leases", "schedule": 1.0},
     # The safety net for frames a broker lost (delivery/watchdog.py).
     "resend-lost-frames": {"task": "delivery.tasks.resend_lost_frames", "schedule": 10.0},

@@ -28,6 +28,13 @@ class Subscription(models.Model):
         PUSH = "push"
         PULL = "pull"
 
+    class Ordering(models.TextChoices):
+        OFF = "off", "off (no order)"
+        # One event per ordering key at a time, in publish order; a dead letter lets its key move on.
+        ON = "on", "on (a dead letter lets its key move on)"
+        # The same, but a dead letter parks its key until an operator replays it or releases the key.
+        PARK = "park", "on (a dead letter parks its key)"
+
     class Status(models.TextChoices):
         ACTIVE = "active"
         PAUSED = "paused"
@@ -39,6 +46,10 @@ class Subscription(models.Model):
     push_url = models.URLField(max_length=2000, blank=True, default="")
     # [{"name": "order.created", "version": "1"}]; empty: every event; no "version": every version.
     event_types = models.JSONField(default=list, blank=True)
+    # A payload filter (subscriptions/filters.py) on top of the event types; null: none.
+    payload_filter = models.JSONField(null=True, blank=True)
+    # Per ordering key, one event at a time in publish order (delivery/sequencing.py).
+    ordering = models.CharField(max_length=10, choices=Ordering.choices, default=Ordering.OFF)
     delivery_delay_ms = models.PositiveIntegerField(null=True, blank=True)
     delivery_delay_multiplier = models.FloatField(null=True, blank=True, validators=[MinValueValidator(1.0)])
     delivery_attempts = models.PositiveIntegerField(null=True, blank=True)
@@ -98,6 +109,10 @@ class Subscription(models.Model):
             attempts=_first_set(self.delivery_attempts, room.delivery_attempts),
             max_delay_ms=_first_set(self.max_delivery_delay_ms, room.max_delivery_delay_ms),
         )
+
+    @property
+    def is_ordered(self) -> bool:
+        return self.ordering != self.Ordering.OFF
 
     @property
     def is_active(self) -> bool:

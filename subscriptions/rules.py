@@ -1,7 +1,8 @@
 """The rules a subscription's settings follow, written once for the API's serializers and the console's forms.
 
 The push-URL rules are here (which kind takes a URL) and in subscriptions/push_urls.py (which
-addresses a URL may reach); the delivery overrides follow the room's bounds (rooms/rules.py).
+addresses a URL may reach); the delivery overrides follow the room's bounds (rooms/rules.py); a
+payload filter follows subscriptions/filters.py (`filter_problems`, which names each fault by its path).
 Each caller words the message for its own readers: the API names JSON fields, the console its labels.
 """
 

@@ -22,6 +22,7 @@ from dovecote_api.api.messages import (
     messages_list,
     messages_publish,
     messages_publish_batch,
+    messages_republish,
     messages_retrieve,
 )
 from dovecote_api.api.reports import (
@@ -54,6 +55,8 @@ from dovecote_api.api.subscriptions import (
     subscriptions_destroy,
     subscriptions_extend,
     subscriptions_nack,
+    subscriptions_parked_keys,
+    subscriptions_parked_keys_release,
     subscriptions_partial_update,
     subscriptions_pause,
     subscriptions_pull,
@@ -74,6 +77,7 @@ from dovecote_api.models import (
     PatchedSubscriptionRequest,
     PublishRequest,
     PullRequest,
+    ReleaseKeyRequest,
     RoomRequest,
     SubscriptionRequest,
 )
@@ -172,6 +176,13 @@ def test_the_generated_client_performs_every_documented_operation(admin: Dovecot
     assert call(subscriptions_dead_letters_purge, pulled.id, body=selection).count == 1
     # The deprecated DELETE takes a body OpenAPI 3.0 cannot describe: a generated client reaches it without one.
     assert call.refused(subscriptions_dead_letters_purge_deprecated, pulled.id).status == 400
+
+    # Routing: only an unroutable message is re-published, only a parked key released (both tested in full
+    # in test_unroutable.py and test_ordering_keys.py).
+    assert call.refused(messages_republish, published.message_id).status == 409
+    assert call(subscriptions_parked_keys, pulled.id) == []
+    release = ReleaseKeyRequest(ordering_key="order-1")
+    assert call.refused(subscriptions_parked_keys_release, pulled.id, body=release).status == 409
 
     for report in (reports_hourly_list, reports_latency_list, reports_errors_list, reports_retry_cost_list,
                    reports_endpoints_list):

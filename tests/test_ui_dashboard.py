@@ -31,7 +31,8 @@ def test_the_figures_count_the_last_hour(staff_client: Client, world: World) -> 
 
     stats = staff_client.get("/").context["stats"]
 
-    assert stats == {"published": 3, "delivered": 2, "dead_lettered": 1, "retrying_now": 1, "retries": 2, "resent": 0}
+    assert stats == {"published": 3, "delivered": 2, "dead_lettered": 1, "retrying_now": 1, "retries": 2, "resent": 0,
+                     "unroutable": 0}
 
 
 def test_the_stats_fragment_polls_and_holds_only_the_figures(staff_client: Client, world: World) -> None:

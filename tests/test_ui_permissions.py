@@ -20,11 +20,14 @@ def world():
     subscription = make_subscription(room)
     dead = make_delivery(make_message(room), subscription, status=Delivery.Status.DEAD_LETTERED)
     key, _ = ApiKey.issue("existing", rooms=[room])
-    return room, subscription, dead, key
+    lost = Delivery.objects.create(message=make_message(room), destination="", status=Delivery.Status.UNROUTABLE)
+    make_delivery(make_message(room, ordering_key="a"), subscription, status=Delivery.Status.DEAD_LETTERED,
+                  ordering_key="a", parks_key=True)
+    return room, subscription, dead, key, lost
 
 
 def actions(world) -> dict[str, tuple[str, dict]]:
-    room, subscription, dead, key = world
+    room, subscription, dead, key, lost = world
     dead_letter_action = f"/subscriptions/{subscription.pk}/dead-letters/action/"
     return {
         "mint an admin key": ("/api-keys/", {"name": "root", "is_admin": "on"}),
@@ -35,19 +38,23 @@ def actions(world) -> dict[str, tuple[str, dict]]:
         "replay dead letters": (dead_letter_action, {"choice": "replay:all", "confirmed": "on"}),
         "purge dead letters": (dead_letter_action, {"choice": "purge:selected", "message_ids": [str(dead.message_id)],
                                                      "confirmed": "on"}),
+        "re-publish an unroutable message": (f"/messages/{lost.message_id}/republish/", {}),
+        "release a parked ordering key": (f"/subscriptions/{subscription.pk}/release-key/", {"ordering_key": "a"}),
     }
 
 
 ACTIONS = ["mint an admin key", "revoke a key", "delete a room", "delete a subscription", "rotate a signing secret",
-           "replay dead letters", "purge dead letters"]
+           "replay dead letters", "purge dead letters", "re-publish an unroutable message",
+           "release a parked ordering key"]
 
 
 def state(world) -> tuple:
-    room, subscription, dead, key = world
+    room, subscription, dead, key, _ = world
     secret = Subscription.objects.filter(pk=subscription.pk).values_list("signing_secret", flat=True).first()
     dead_now = Delivery.objects.filter(pk=dead.pk).values_list("status", "purged_at").first()
+    routing = list(Delivery.objects.filter(message__room=room).order_by("pk").values_list("status", "parks_key"))
     return (ApiKey.objects.count(), ApiKey.objects.get(pk=key.pk).revoked_at, Room.objects.filter(pk=room.pk).exists(),
-            secret, dead_now)
+            secret, dead_now, routing)
 
 
 @pytest.mark.parametrize("action", ACTIONS)
@@ -72,7 +79,7 @@ def test_an_operator_with_the_permission_may(client: Client, member: User, world
 
 
 def test_the_delete_confirmation_pages_need_the_permission_too(client: Client, viewer: User, world) -> None:
-    room, subscription, _, _ = world
+    room, subscription, *_ = world
     client.force_login(viewer)
     assert client.get(f"/rooms/{room.pk}/delete/").status_code == 403
     assert client.get(f"/subscriptions/{subscription.pk}/delete/").status_code == 403

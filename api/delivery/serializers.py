@@ -11,6 +11,9 @@ class PublishSerializer(serializers.Serializer):
     payload = serializers.JSONField()
     correlation_id = serializers.CharField(max_length=200, required=False)
     idempotency_key = serializers.CharField(max_length=200, required=False)
+    ordering_key = serializers.CharField(
+        max_length=200, required=False,
+        help_text="Subscriptions with `ordering` on get the events of one key one at a time, in publish order.")
 
 
 BATCH_LIMIT = 500
@@ -28,6 +31,9 @@ class DestinationSerializer(serializers.Serializer):
 class PublishReplySerializer(serializers.Serializer):
     message_id = serializers.UUIDField()
     correlation_id = serializers.CharField()
+    destination_count = serializers.IntegerField(
+        help_text="How many destinations the event was sent to; 0: it matched no active subscription and is "
+                  "in the message log as `unroutable` until it is re-published.")
     destinations = DestinationSerializer(many=True)
 
 
@@ -48,8 +54,8 @@ class DeliveryRowSerializer(serializers.ModelSerializer):
     class Meta:
         model = Delivery
         fields = ["message_id", "correlation_id", "room", "subscription", "destination", "event_type",
-                  "event_version", "status", "attempts", "next_attempt_at", "last_error", "created_at",
-                  "updated_at"]
+                  "event_version", "status", "attempts", "next_attempt_at", "last_error", "ordering_key",
+                  "parks_key", "created_at", "updated_at"]
 
 
 class AttemptSerializer(serializers.ModelSerializer):
@@ -65,7 +71,7 @@ class DestinationDetailSerializer(serializers.ModelSerializer):
     class Meta:
         model = Delivery
         fields = ["subscription", "destination", "status", "attempts", "next_attempt_at", "last_status_code",
-                  "last_error", "updated_at", "timeline"]
+                  "last_error", "ordering_key", "parks_key", "updated_at", "timeline"]
 
 
 class MessageDetailSerializer(serializers.ModelSerializer):
@@ -76,7 +82,7 @@ class MessageDetailSerializer(serializers.ModelSerializer):
     class Meta:
         model = Message
         fields = ["message_id", "correlation_id", "room", "event_type", "event_version", "payload",
-                  "idempotency_key", "created_at", "expires_at", "destinations"]
+                  "idempotency_key", "ordering_key", "created_at", "expires_at", "destinations"]
 
 
 class PullSerializer(serializers.Serializer):
@@ -161,6 +167,24 @@ class DeadLetterSelection(serializers.Serializer):
 
 class DeadLetterActionReplySerializer(serializers.Serializer):
     count = serializers.IntegerField()
+
+
+class ParkedKeySerializer(serializers.Serializer):
+    ordering_key = serializers.CharField()
+    message_id = serializers.UUIDField(source="delivery.message_id", help_text="The dead letter that parks it.")
+    correlation_id = serializers.CharField(source="delivery.message.correlation_id")
+    dead_lettered_at = serializers.DateTimeField(source="delivery.updated_at")
+    waiting = serializers.IntegerField(help_text="Events of the key held behind it.")
+
+
+class ReleaseKeySerializer(serializers.Serializer):
+    ordering_key = serializers.CharField(max_length=200)
+
+
+class ReleasedKeySerializer(serializers.Serializer):
+    ordering_key = serializers.CharField()
+    released_message_id = serializers.UUIDField(allow_null=True,
+                                                help_text="The next event of the key, now sent; null: none waited.")
 
 
 class WhoAmISerializer(serializers.Serializer):

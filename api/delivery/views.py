@@ -32,20 +32,31 @@ from api.delivery.serializers import (
     ExtendSerializer,
     MessageDetailSerializer,
     NackSerializer,
+    ParkedKeySerializer,
     PublishReplySerializer,
     PublishSerializer,
     PulledMessageSerializer,
     PullReplySerializer,
     PullSerializer,
+    ReleasedKeySerializer,
+    ReleaseKeySerializer,
     SettledSerializer,
     WhoAmISerializer,
 )
 from api.errors import Conflict, error_responses
 from api.lists import NewestFirst, read_fields, read_filters
 from api.long_polls import long_poll_slot
-from delivery import dead_letters, pull
+from delivery import dead_letters, pull, sequencing
 from delivery.models import Delivery, DeliveryAttempt, Message
-from delivery.publish import Event, PublishRejected, events_errors, publish, publish_many
+from delivery.publish import (
+    Event,
+    PublishRejected,
+    RepublishRefused,
+    events_errors,
+    publish,
+    publish_many,
+    republish,
+)
 from dovecote import tracing
 from dovecote.inputs import IdField
 from subscriptions.models import Subscription
@@ -130,6 +141,7 @@ def event_of(fields: dict[str, Any], request: Request, traceparent: str) -> Even
     return Event(
         event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
         correlation_id=correlation_id[:200], idempotency_key=fields.get("idempotency_key"), traceparent=traceparent,
+        ordering_key=fields.get("ordering_key", ""),
     )
 
 
@@ -195,6 +207,23 @@ class MessageDetailView(APIView):
         )
         check_room_access(request, message.room)
         return Response(MessageDetailSerializer(message).data)
+
+
+class RepublishView(APIView):
+    @extend_schema(operation_id="messages_republish", tags=["messages"], request=None,
+                   summary="Re-publish an unroutable message",
+                   description="Sends a message that matched no active subscription when it was published "
+                               "(status `unroutable`) to the active subscriptions it matches now. 409 when "
+                               "it is not unroutable or still matches none.",
+                   responses={202: PublishReplySerializer, **error_responses(403, 404, 409)})
+    def post(self, request: Request, message_id: uuid.UUID) -> Response:
+        message = get_object_or_404(Message.objects.select_related("room"), pk=message_id)
+        check_room_access(request, message.room)
+        try:
+            published = republish(message)
+        except RepublishRefused as refused:
+            raise Conflict(str(refused)) from None
+        return Response(published.as_reply(), status=status.HTTP_202_ACCEPTED)
 
 
 class PullView(APIView):
@@ -320,6 +349,33 @@ class DeadLetterReplayView(APIView):
         selection = read_fields(DeadLetterSelection, request.data)
         return Response({"count": len(dead_letters.replay(subscription, selection.get("message_ids")))},
                         status=status.HTTP_202_ACCEPTED)
+
+
+class ParkedKeysView(APIView):
+    @extend_schema(operation_id="subscriptions_parked_keys", summary="List the parked ordering keys",
+                   description="Keys of a subscription with `ordering: park` whose event was dead-lettered: the "
+                               "events behind it wait until it is replayed or the key released.",
+                   responses={200: ParkedKeySerializer(many=True), **error_responses(403, 404)})
+    def get(self, request: Request, subscription_id: int) -> Response:
+        subscription = usable_subscription(request, subscription_id)
+        return Response(ParkedKeySerializer(sequencing.parked_keys(subscription), many=True).data)
+
+
+class ReleaseKeyView(APIView):
+    @extend_schema(operation_id="subscriptions_parked_keys_release", summary="Release a parked ordering key",
+                   description="The key moves on without its dead letter (which stays, replayable): its next "
+                               "event is sent. 409 when the key is not parked.",
+                   request=ReleaseKeySerializer,
+                   responses={200: ReleasedKeySerializer, **error_responses(400, 403, 404, 409, 413)})
+    def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = usable_subscription(request, subscription_id)
+        key = read_fields(ReleaseKeySerializer, request.data)["ordering_key"]
+        try:
+            released = sequencing.release_parked_key(subscription, key)
+        except sequencing.KeyNotParked as refused:
+            raise Conflict(str(refused)) from None
+        message_id = Delivery.objects.filter(pk=released).values_list("message_id", flat=True).first()
+        return Response({"ordering_key": key, "released_message_id": message_id})
 
 
 class WhoAmIView(APIView):

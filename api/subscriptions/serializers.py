@@ -18,6 +18,7 @@ from api.rooms.serializers import (
     multiplier_field,
 )
 from rooms.models import Room
+from subscriptions import filters
 from subscriptions.models import Subscription
 from subscriptions.rules import (
     MAX_FILTERS,
@@ -54,6 +55,34 @@ class EventTypeFilterSerializer(serializers.Serializer):
                                     help_text="Absent or null: every version.")
 
 
+FILTER_SCHEMA = {
+    "type": "object", "nullable": True, "additionalProperties": True,
+    "description": (
+        "A payload filter (Hookdeck/Outpost filter syntax; docs/delivery-semantics.md#payload-filters), applied "
+        "at publish to `{\"type\", \"version\", \"room\", \"correlation_id\", \"data\": payload}`: an object "
+        "shaped like that document whose keys walk into it and whose leaves are a value to equal or an object "
+        "of operators `$eq`, `$neq`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined "
+        "with `$and`, `$or`, `$not`. Every key of an object must match. Only `$exist` is true of a missing "
+        f"field. At most {filters.MAX_BYTES} bytes, {filters.MAX_NODES} fields and operators, "
+        f"{filters.MAX_DEPTH} nested objects, {filters.MAX_IN_VALUES} values in an `$in`. Null: no filter. "
+        "A 400 names each fault by its JSON path in the filter (`$.data.total.$gte: …`)."
+    ),
+    "example": {"data": {"total": {"$gte": 100}, "country": {"$in": ["FR", "DE"]}},
+                "$not": {"data": {"test": True}}},
+}
+
+
+@extend_schema_field(FILTER_SCHEMA)
+class PayloadFilterField(serializers.JSONField):
+    """A subscription's payload filter, checked by the rules of subscriptions/filters.py."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        value = super().to_internal_value(data)
+        if problems := filters.filter_problems(value):
+            raise serializers.ValidationError(problems)
+        return value
+
+
 class SubscriptionSerializer(serializers.ModelSerializer):
     """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
@@ -67,6 +96,12 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         child=EventTypeFilterSerializer(), max_length=MAX_FILTERS, required=False,
         help_text="Empty: every event of the room. Each filter must name an event type the room has.",
     )
+    filter = PayloadFilterField(source="payload_filter", required=False, allow_null=True)
+    ordering = serializers.ChoiceField(
+        choices=Subscription.Ordering.values, required=False,
+        help_text="`on`: the events of one `ordering_key` one at a time, in publish order; a dead letter lets its "
+                  "key move on. `park`: the same, but a dead letter parks its key until it is replayed or the key "
+                  "released. `off` (default): no order.")
     delivery_delay_ms = delay_ms_field(required=False, allow_null=True, help_text="Null: the room's value.")
     delivery_delay_multiplier = multiplier_field(required=False, allow_null=True,
                                                  help_text="Null: the room's value.")
@@ -81,7 +116,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Subscription
-        fields = ["id", "room", "name", "type", "push_url", "event_types", "delivery_delay_ms",
+        fields = ["id", "room", "name", "type", "push_url", "event_types", "filter", "ordering", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
                   "timeout_ms", "status", "status_reason", "destination", "signing_secret", "last_error",
                   "last_error_at", "created_at", "updated_at"]

@@ -196,7 +196,9 @@ class PushSession:
         metrics.record_push_attempt(message.room_id, result.outcome, result.status_code, result.duration_ms / 1000)
         settling = settle_span(span, result) if span is not None else None
         try:
-            if result.ok and self.engine.ledger is not None:
+            # An ordered delivery's success releases the next of its key in the same transaction
+            # (delivery/sequencing.py): the bookkeeper's path, not the ledger's one statement.
+            if result.ok and self.engine.ledger is not None and not attempt.delivery.ordering_key:
                 await self.engine.ledger.record_delivered([(attempt, result)])
             else:
                 await self.engine.bookkeeper.record([(attempt, result)])

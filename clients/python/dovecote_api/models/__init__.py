@@ -29,6 +29,7 @@ from .message_detail import MessageDetail
 from .messages_list_status import MessagesListStatus
 from .mode_enum import ModeEnum
 from .nack_request import NackRequest
+from .ordering_enum import OrderingEnum
 from .outcome_enum import OutcomeEnum
 from .paginated_dead_letter_list import PaginatedDeadLetterList
 from .paginated_delivery_row_list import PaginatedDeliveryRowList
@@ -41,13 +42,17 @@ from .paginated_retry_cost_list import PaginatedRetryCostList
 from .paginated_room_list import PaginatedRoomList
 from .paginated_run_list import PaginatedRunList
 from .paginated_subscription_list import PaginatedSubscriptionList
+from .parked_key import ParkedKey
 from .patched_room_request import PatchedRoomRequest
 from .patched_subscription_request import PatchedSubscriptionRequest
+from .patched_subscription_request_filter_type_0 import PatchedSubscriptionRequestFilterType0
 from .publish_reply import PublishReply
 from .publish_request import PublishRequest
 from .pull_reply import PullReply
 from .pull_request import PullRequest
 from .pulled_message import PulledMessage
+from .release_key_request import ReleaseKeyRequest
+from .released_key import ReleasedKey
 from .reports_latency_list_level import ReportsLatencyListLevel
 from .reports_retry_cost_list_by import ReportsRetryCostListBy
 from .retry_cost import RetryCost
@@ -61,7 +66,9 @@ from .run_status_enum import RunStatusEnum
 from .settled import Settled
 from .subscription import Subscription
 from .subscription_deleted import SubscriptionDeleted
+from .subscription_filter_type_0 import SubscriptionFilterType0
 from .subscription_request import SubscriptionRequest
+from .subscription_request_filter_type_0 import SubscriptionRequestFilterType0
 from .subscription_status_enum import SubscriptionStatusEnum
 from .type_enum import TypeEnum
 from .who_am_i import WhoAmI
@@ -96,6 +103,7 @@ __all__ = (
     "MessagesListStatus",
     "ModeEnum",
     "NackRequest",
+    "OrderingEnum",
     "OutcomeEnum",
     "PaginatedDeadLetterList",
     "PaginatedDeliveryRowList",
@@ -108,13 +116,17 @@ __all__ = (
     "PaginatedRoomList",
     "PaginatedRunList",
     "PaginatedSubscriptionList",
+    "ParkedKey",
     "PatchedRoomRequest",
     "PatchedSubscriptionRequest",
+    "PatchedSubscriptionRequestFilterType0",
     "PublishReply",
     "PublishRequest",
     "PulledMessage",
     "PullReply",
     "PullRequest",
+    "ReleasedKey",
+    "ReleaseKeyRequest",
     "ReportsLatencyListLevel",
     "ReportsRetryCostListBy",
     "RetryCost",
@@ -128,7 +140,9 @@ __all__ = (
     "Settled",
     "Subscription",
     "SubscriptionDeleted",
+    "SubscriptionFilterType0",
     "SubscriptionRequest",
+    "SubscriptionRequestFilterType0",
     "SubscriptionStatusEnum",
     "TypeEnum",
     "WhoAmI",

@@ -34,11 +34,15 @@ class DeliveryRow:
     * `leased` - Leased
     * `acked` - Acked
     * `dead_lettered` - dead-lettered
-    * `expired` - Expired """
+    * `expired` - Expired
+    * `unroutable` - unroutable (no subscription matched)
+    * `held` - held (behind an earlier event of its ordering key) """
     attempts: int | Unset = UNSET
     """ Attempts started so far. """
     next_attempt_at: datetime.datetime | None | Unset = UNSET
     last_error: str | Unset = UNSET
+    ordering_key: str | Unset = UNSET
+    parks_key: bool | Unset = UNSET
     created_at: datetime.datetime | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -76,6 +80,10 @@ class DeliveryRow:
 
         last_error = self.last_error
 
+        ordering_key = self.ordering_key
+
+        parks_key = self.parks_key
+
         created_at: str | Unset = UNSET
         if not isinstance(self.created_at, Unset):
             created_at = self.created_at.isoformat()
@@ -102,6 +110,10 @@ class DeliveryRow:
             field_dict["next_attempt_at"] = next_attempt_at
         if last_error is not UNSET:
             field_dict["last_error"] = last_error
+        if ordering_key is not UNSET:
+            field_dict["ordering_key"] = ordering_key
+        if parks_key is not UNSET:
+            field_dict["parks_key"] = parks_key
         if created_at is not UNSET:
             field_dict["created_at"] = created_at
 
@@ -159,6 +171,10 @@ class DeliveryRow:
 
         last_error = d.pop("last_error", UNSET)
 
+        ordering_key = d.pop("ordering_key", UNSET)
+
+        parks_key = d.pop("parks_key", UNSET)
+
         _created_at = d.pop("created_at", UNSET)
         created_at: datetime.datetime | Unset
         if isinstance(_created_at, Unset):
@@ -179,6 +195,8 @@ class DeliveryRow:
             attempts=attempts,
             next_attempt_at=next_attempt_at,
             last_error=last_error,
+            ordering_key=ordering_key,
+            parks_key=parks_key,
             created_at=created_at,
         )
 

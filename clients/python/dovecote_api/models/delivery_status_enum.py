@@ -1,7 +1,7 @@
 from typing import Literal
 
 DeliveryStatusEnum = Literal[
-    "acked", "dead_lettered", "delivered", "expired", "leased", "pending", "queued", "retrying"
+    "acked", "dead_lettered", "delivered", "expired", "held", "leased", "pending", "queued", "retrying", "unroutable"
 ]
 
 DELIVERY_STATUS_ENUM_VALUES: set[DeliveryStatusEnum] = {
@@ -9,10 +9,12 @@ DELIVERY_STATUS_ENUM_VALUES: set[DeliveryStatusEnum] = {
     "dead_lettered",
     "delivered",
     "expired",
+    "held",
     "leased",
     "pending",
     "queued",
     "retrying",
+    "unroutable",
 }
 
 

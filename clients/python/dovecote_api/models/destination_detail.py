@@ -31,12 +31,16 @@ class DestinationDetail:
     * `leased` - Leased
     * `acked` - Acked
     * `dead_lettered` - dead-lettered
-    * `expired` - Expired """
+    * `expired` - Expired
+    * `unroutable` - unroutable (no subscription matched)
+    * `held` - held (behind an earlier event of its ordering key) """
     attempts: int | Unset = UNSET
     """ Attempts started so far. """
     next_attempt_at: datetime.datetime | None | Unset = UNSET
     last_status_code: int | None | Unset = UNSET
     last_error: str | Unset = UNSET
+    ordering_key: str | Unset = UNSET
+    parks_key: bool | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +78,10 @@ class DestinationDetail:
 
         last_error = self.last_error
 
+        ordering_key = self.ordering_key
+
+        parks_key = self.parks_key
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -94,6 +102,10 @@ class DestinationDetail:
             field_dict["last_status_code"] = last_status_code
         if last_error is not UNSET:
             field_dict["last_error"] = last_error
+        if ordering_key is not UNSET:
+            field_dict["ordering_key"] = ordering_key
+        if parks_key is not UNSET:
+            field_dict["parks_key"] = parks_key
 
         return field_dict
 
@@ -158,6 +170,10 @@ class DestinationDetail:
 
         last_error = d.pop("last_error", UNSET)
 
+        ordering_key = d.pop("ordering_key", UNSET)
+
+        parks_key = d.pop("parks_key", UNSET)
+
         destination_detail = cls(
             subscription=subscription,
             destination=destination,
@@ -168,6 +184,8 @@ class DestinationDetail:
             next_attempt_at=next_attempt_at,
             last_status_code=last_status_code,
             last_error=last_error,
+            ordering_key=ordering_key,
+            parks_key=parks_key,
         )
 
         destination_detail.additional_properties = d

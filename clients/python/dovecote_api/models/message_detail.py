@@ -27,6 +27,7 @@ class MessageDetail:
     payload: Any
     destinations: list[DestinationDetail]
     idempotency_key: None | str | Unset = UNSET
+    ordering_key: str | Unset = UNSET
     created_at: datetime.datetime | Unset = UNSET
     expires_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -55,6 +56,8 @@ class MessageDetail:
         else:
             idempotency_key = self.idempotency_key
 
+        ordering_key = self.ordering_key
+
         created_at: str | Unset = UNSET
         if not isinstance(self.created_at, Unset):
             created_at = self.created_at.isoformat()
@@ -82,6 +85,8 @@ class MessageDetail:
         )
         if idempotency_key is not UNSET:
             field_dict["idempotency_key"] = idempotency_key
+        if ordering_key is not UNSET:
+            field_dict["ordering_key"] = ordering_key
         if created_at is not UNSET:
             field_dict["created_at"] = created_at
         if expires_at is not UNSET:
@@ -122,6 +127,8 @@ class MessageDetail:
 
         idempotency_key = _parse_idempotency_key(d.pop("idempotency_key", UNSET))
 
+        ordering_key = d.pop("ordering_key", UNSET)
+
         _created_at = d.pop("created_at", UNSET)
         created_at: datetime.datetime | Unset
         if isinstance(_created_at, Unset):
@@ -155,6 +162,7 @@ class MessageDetail:
             payload=payload,
             destinations=destinations,
             idempotency_key=idempotency_key,
+            ordering_key=ordering_key,
             created_at=created_at,
             expires_at=expires_at,
         )

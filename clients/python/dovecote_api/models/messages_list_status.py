@@ -1,7 +1,7 @@
 from typing import Literal
 
 MessagesListStatus = Literal[
-    "acked", "dead_lettered", "delivered", "expired", "leased", "pending", "queued", "retrying"
+    "acked", "dead_lettered", "delivered", "expired", "held", "leased", "pending", "queued", "retrying", "unroutable"
 ]
 
 MESSAGES_LIST_STATUS_VALUES: set[MessagesListStatus] = {
@@ -9,10 +9,12 @@ MESSAGES_LIST_STATUS_VALUES: set[MessagesListStatus] = {
     "dead_lettered",
     "delivered",
     "expired",
+    "held",
     "leased",
     "pending",
     "queued",
     "retrying",
+    "unroutable",
 }
 
 

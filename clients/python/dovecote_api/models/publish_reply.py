@@ -18,6 +18,9 @@ T = TypeVar("T", bound="PublishReply")
 class PublishReply:
     message_id: UUID
     correlation_id: str
+    destination_count: int
+    """ How many destinations the event was sent to; 0: it matched no active subscription and is in the message log
+    as `unroutable` until it is re-published. """
     destinations: list[Destination]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -25,6 +28,8 @@ class PublishReply:
         message_id = str(self.message_id)
 
         correlation_id = self.correlation_id
+
+        destination_count = self.destination_count
 
         destinations = []
         for destinations_item_data in self.destinations:
@@ -37,6 +42,7 @@ class PublishReply:
             {
                 "message_id": message_id,
                 "correlation_id": correlation_id,
+                "destination_count": destination_count,
                 "destinations": destinations,
             }
         )
@@ -52,6 +58,8 @@ class PublishReply:
 
         correlation_id = d.pop("correlation_id")
 
+        destination_count = d.pop("destination_count")
+
         destinations = []
         _destinations = d.pop("destinations")
         for destinations_item_data in _destinations:
@@ -62,6 +70,7 @@ class PublishReply:
         publish_reply = cls(
             message_id=message_id,
             correlation_id=correlation_id,
+            destination_count=destination_count,
             destinations=destinations,
         )
 

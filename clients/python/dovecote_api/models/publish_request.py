@@ -18,6 +18,8 @@ class PublishRequest:
     payload: Any
     correlation_id: str | Unset = UNSET
     idempotency_key: str | Unset = UNSET
+    ordering_key: str | Unset = UNSET
+    """ Subscriptions with `ordering` on get the events of one key one at a time, in publish order. """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -30,6 +32,8 @@ class PublishRequest:
         correlation_id = self.correlation_id
 
         idempotency_key = self.idempotency_key
+
+        ordering_key = self.ordering_key
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -44,6 +48,8 @@ class PublishRequest:
             field_dict["correlation_id"] = correlation_id
         if idempotency_key is not UNSET:
             field_dict["idempotency_key"] = idempotency_key
+        if ordering_key is not UNSET:
+            field_dict["ordering_key"] = ordering_key
 
         return field_dict
 
@@ -60,12 +66,15 @@ class PublishRequest:
 
         idempotency_key = d.pop("idempotency_key", UNSET)
 
+        ordering_key = d.pop("ordering_key", UNSET)
+
         publish_request = cls(
             event_type=event_type,
             event_version=event_version,
             payload=payload,
             correlation_id=correlation_id,
             idempotency_key=idempotency_key,
+            ordering_key=ordering_key,
         )
 
         publish_request.additional_properties = d

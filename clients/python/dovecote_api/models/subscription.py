@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.ordering_enum import OrderingEnum, check_ordering_enum
 from ..models.subscription_status_enum import SubscriptionStatusEnum, check_subscription_status_enum
 from ..models.type_enum import TypeEnum, check_type_enum
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.event_type_filter import EventTypeFilter
+    from ..models.subscription_filter_type_0 import SubscriptionFilterType0
 
 
 T = TypeVar("T", bound="Subscription")
@@ -46,6 +48,18 @@ class Subscription:
     public address. """
     event_types: list[EventTypeFilter] | Unset = UNSET
     """ Empty: every event of the room. Each filter must name an event type the room has. """
+    filter_: None | SubscriptionFilterType0 | Unset = UNSET
+    """ A payload filter (Hookdeck/Outpost filter syntax; docs/delivery-semantics.md#payload-filters), applied at
+    publish to `{"type", "version", "room", "correlation_id", "data": payload}`: an object shaped like that document
+    whose keys walk into it and whose leaves are a value to equal or an object of operators `$eq`, `$neq`, `$gt`,
+    `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined with `$and`, `$or`, `$not`. Every key of an
+    object must match. Only `$exist` is true of a missing field. At most 4096 bytes, 64 fields and operators, 8
+    nested objects, 100 values in an `$in`. Null: no filter. A 400 names each fault by its JSON path in the filter
+    (`$.data.total.$gte: …`). """
+    ordering: OrderingEnum | Unset = UNSET
+    """ * `off` - off
+    * `on` - on
+    * `park` - park """
     delivery_delay_ms: int | None | Unset = UNSET
     """ Null: the room's value. """
     delivery_delay_multiplier: float | None | Unset = UNSET
@@ -59,6 +73,8 @@ class Subscription:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.subscription_filter_type_0 import SubscriptionFilterType0  # noqa: PLC0415
+
         id = self.id
 
         room = self.room
@@ -100,6 +116,18 @@ class Subscription:
             for event_types_item_data in self.event_types:
                 event_types_item = event_types_item_data.to_dict()
                 event_types.append(event_types_item)
+
+        filter_: dict[str, Any] | None | Unset
+        if isinstance(self.filter_, Unset):
+            filter_ = UNSET
+        elif isinstance(self.filter_, SubscriptionFilterType0):
+            filter_ = self.filter_.to_dict()
+        else:
+            filter_ = self.filter_
+
+        ordering: str | Unset = UNSET
+        if not isinstance(self.ordering, Unset):
+            ordering = self.ordering
 
         delivery_delay_ms: int | None | Unset
         if isinstance(self.delivery_delay_ms, Unset):
@@ -151,6 +179,10 @@ class Subscription:
             field_dict["push_url"] = push_url
         if event_types is not UNSET:
             field_dict["event_types"] = event_types
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
+        if ordering is not UNSET:
+            field_dict["ordering"] = ordering
         if delivery_delay_ms is not UNSET:
             field_dict["delivery_delay_ms"] = delivery_delay_ms
         if delivery_delay_multiplier is not UNSET:
@@ -169,6 +201,7 @@ class Subscription:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.event_type_filter import EventTypeFilter  # noqa: PLC0415
+        from ..models.subscription_filter_type_0 import SubscriptionFilterType0  # noqa: PLC0415
 
         d = dict(src_dict)
         id = d.pop("id")
@@ -231,6 +264,30 @@ class Subscription:
 
                 event_types.append(event_types_item)
 
+        def _parse_filter_(data: object) -> None | SubscriptionFilterType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                filter_type_0 = SubscriptionFilterType0.from_dict(data)
+
+                return filter_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SubscriptionFilterType0 | Unset, data)
+
+        filter_ = _parse_filter_(d.pop("filter", UNSET))
+
+        _ordering = d.pop("ordering", UNSET)
+        ordering: OrderingEnum | Unset
+        if isinstance(_ordering, Unset):
+            ordering = UNSET
+        else:
+            ordering = check_ordering_enum(_ordering)
+
         def _parse_delivery_delay_ms(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -286,6 +343,8 @@ class Subscription:
             updated_at=updated_at,
             push_url=push_url,
             event_types=event_types,
+            filter_=filter_,
+            ordering=ordering,
             delivery_delay_ms=delivery_delay_ms,
             delivery_delay_multiplier=delivery_delay_multiplier,
             delivery_attempts=delivery_attempts,

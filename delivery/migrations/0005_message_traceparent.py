@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('delivery', '0002_published_message_resend'),
+        ('delivery', '0004_ordering_keys'),
     ]
 
     operations = [
