@@ -21,6 +21,7 @@ from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
 from subscriptions.rules import (
     MAX_IN_FLIGHT,
+    MAX_SECRET_OVERLAP_SECONDS,
     MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
     PushUrlProblem,
@@ -326,6 +327,16 @@ class TestEventForm(forms.Form):
     payload = BoundedJSONField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
     correlation_id = forms.CharField(max_length=200, required=False, label="Correlation id",
                                      help_text="Empty: a new UUID.")
+
+
+class RotateSecretForm(forms.Form):
+    """How long the old signing secret keeps signing beside the new one."""
+
+    overlap_hours = forms.IntegerField(
+        min_value=0, max_value=MAX_SECRET_OVERLAP_SECONDS // 3600, required=False,
+        label="Keep the old secret signing for (hours)",
+        help_text="Each push carries both signatures meanwhile, so the receiver accepts it with either secret. "
+                  "0: the old secret stops at once; empty: the default overlap.")
 
 
 class ApiKeyForm(forms.Form):

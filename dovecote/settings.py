@@ -180,6 +180,9 @@ DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # hands over (so sessions spread over the workers), and how long it stays warm without messages.
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 300, minimum=1)
 DOVECOTE_PUSH_SESSION_IDLE_SECONDS = env_int("DOVECOTE_PUSH_SESSION_IDLE_SECONDS", 300, minimum=1)
+# After a signing-secret rotation, the old secret keeps signing pushes (a second signature) this long.
+DOVECOTE_SECRET_OVERLAP_SECONDS = env_int("DOVECOTE_SECRET_OVERLAP_SECONDS", 24 * 3600, minimum=0,
+                                          maximum=7 * 24 * 3600)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 # JSON (request bodies, schemas, payloads) nested deeper than this many arrays and objects is refused.

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import secrets
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -49,6 +51,9 @@ class Subscription(models.Model):
     status_reason = models.TextField(blank=True, default="")
     # Encrypted at rest with DOVECOTE_SECRETS_KEY (dovecote/encryption.py); plaintext on the instance.
     signing_secret = EncryptedTextField(default=new_signing_secret)
+    # After a rotation, the secret it replaced keeps signing too (a second signature) until this time.
+    previous_signing_secret = EncryptedTextField(blank=True, default="")
+    previous_secret_until = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
     # A push session (one worker draining this subscription's queue) holds this claim while it runs.
@@ -148,11 +153,40 @@ class Subscription(models.Model):
             return None
         return self.signing_secret[:SHOWN_SECRET_CHARS] + "…"
 
-    def rotate_signing_secret(self) -> str:
-        """Replace the signing secret and return the new one."""
+    def rotate_signing_secret(self, overlap: timedelta | None = None) -> str:
+        """Replace the signing secret and return the new one; the old one keeps signing for `overlap`.
+
+        `overlap` defaults to DOVECOTE_SECRET_OVERLAP_SECONDS; zero ends the old secret at once. A
+        rotation during an overlap drops the oldest secret: at most two sign a push.
+        """
+        if overlap is None:
+            overlap = timedelta(seconds=settings.DOVECOTE_SECRET_OVERLAP_SECONDS)
+        if overlap > timedelta(0):
+            self.previous_signing_secret = self.signing_secret
+            self.previous_secret_until = timezone.now() + overlap
+        else:
+            self.previous_signing_secret, self.previous_secret_until = "", None
         self.signing_secret = new_signing_secret()
-        self.save(update_fields=["signing_secret", "updated_at"])
+        self.save(update_fields=["signing_secret", "previous_signing_secret", "previous_secret_until",
+                                 "updated_at"])
         return self.signing_secret
+
+    def end_secret_overlap(self) -> None:
+        """Stop signing with the previous secret now, before its overlap window ends."""
+        self.previous_signing_secret, self.previous_secret_until = "", None
+        self.save(update_fields=["previous_signing_secret", "previous_secret_until", "updated_at"])
+
+    def old_secret_until(self, now: datetime | None = None) -> datetime | None:
+        """When the previous secret stops signing, if it still does (None: only the current one signs)."""
+        if self.previous_secret_until is None or not self.previous_signing_secret:
+            return None
+        return self.previous_secret_until if self.previous_secret_until > (now or timezone.now()) else None
+
+    def signing_secrets(self, now: datetime | None = None) -> tuple[str, ...]:
+        """The secrets a push is signed with now: the current one, and the previous one during its overlap."""
+        if self.old_secret_until(now) is None:
+            return (self.signing_secret,)
+        return (self.signing_secret, self.previous_signing_secret)
 
 
 SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full

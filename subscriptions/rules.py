@@ -18,6 +18,7 @@ from subscriptions.push_urls import UnsafePushUrl, check_push_url
 MAX_IN_FLIGHT = 1000
 MIN_TIMEOUT_MS, MAX_TIMEOUT_MS = 100, 300_000
 MAX_FILTERS = 100
+MAX_SECRET_OVERLAP_SECONDS = 7 * 24 * 3600  # a rotation's overlap window, at most
 
 
 class PushUrlProblem(enum.Enum):

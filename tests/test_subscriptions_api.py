@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.forms.models import model_to_dict
 from django.test import Client
+from django.utils import timezone
 
 from delivery.models import Delivery
 from delivery.push import claims
@@ -67,6 +69,7 @@ def state() -> list[dict]:
         ("post", "/api/v1/subscriptions/{sub}/pause/", None, 200),
         ("post", "/api/v1/subscriptions/{sub}/resume/", None, 200),
         ("post", "/api/v1/subscriptions/{sub}/rotate-secret/", None, 200),
+        ("post", "/api/v1/subscriptions/{sub}/end-secret-overlap/", None, 200),
     ],
 )
 def test_admin_keys_and_keys_of_the_room_manage_its_subscriptions(
@@ -322,6 +325,52 @@ def test_rotating_the_secret_shows_the_new_one_in_full_once(client: Client, admi
     assert shown["signing_secret"] == subscription.signing_secret[:10] + "…"
 
 
+def test_a_rotation_keeps_the_old_secret_signing_for_the_overlap_the_reply_names(
+        client: Client, admin_key: str, subscription: Subscription) -> None:
+    old = subscription.signing_secret
+    path = f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/"
+    before = timezone.now()
+    reply = call_api(client, "post", path, {"overlap_seconds": 3600}, admin_key).json()
+    subscription.refresh_from_db()
+    until = subscription.old_secret_until()
+    assert until is not None and timedelta(seconds=3599) <= until - before <= timedelta(seconds=3601)
+    assert reply["previous_secret_until"] == until.isoformat().replace("+00:00", "Z")
+    assert subscription.signing_secrets() == (reply["signing_secret"], old)
+
+    ended = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/end-secret-overlap/", None,
+                     admin_key).json()
+    subscription.refresh_from_db()
+    assert ended["previous_secret_until"] is None and subscription.signing_secrets() == (reply["signing_secret"],)
+
+
+def test_a_rotation_without_an_overlap_length_keeps_the_old_secret_for_a_day(
+        client: Client, admin_key: str, subscription: Subscription) -> None:
+    before = timezone.now()
+    call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/", None, admin_key)
+    subscription.refresh_from_db()
+    until = subscription.old_secret_until()
+    assert until is not None and timedelta(hours=24) <= until - before <= timedelta(hours=24, seconds=5)
+
+
+@pytest.mark.parametrize("overlap", [-1, 7 * 24 * 3600 + 1, "a day"])
+def test_an_overlap_out_of_bounds_is_refused_naming_the_field(client: Client, admin_key: str,
+                                                               subscription: Subscription, overlap: object) -> None:
+    old = subscription.signing_secret
+    response = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/",
+                        {"overlap_seconds": overlap}, admin_key)
+    subscription.refresh_from_db()
+    assert response.status_code == 400 and set(response.json()) == {"overlap_seconds"}
+    assert subscription.signing_secret == old
+
+
+def test_a_rotation_with_a_zero_overlap_stops_the_old_secret_at_once(client: Client, admin_key: str,
+                                                                      subscription: Subscription) -> None:
+    reply = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/",
+                     {"overlap_seconds": 0}, admin_key).json()
+    subscription.refresh_from_db()
+    assert reply["previous_secret_until"] is None and subscription.signing_secrets() == (reply["signing_secret"],)
+
+
 def test_a_pull_subscription_has_no_secret_to_rotate(client: Client, admin_key: str, api_room: Room) -> None:
     pull = make_subscription(api_room, type="pull")
     response = call_api(client, "post", f"/api/v1/subscriptions/{pull.pk}/rotate-secret/", None, admin_key)
@@ -365,6 +414,7 @@ def test_deleting_a_subscription_dead_letters_what_is_on_its_way_and_drains_its_
         ("post", "/api/v1/subscriptions/{missing}/pause/"),
         ("post", "/api/v1/subscriptions/{missing}/resume/"),
         ("post", "/api/v1/subscriptions/{missing}/rotate-secret/"),
+        ("post", "/api/v1/subscriptions/{missing}/end-secret-overlap/"),
     ],
 )
 def test_unknown_ids_are_404(client: Client, admin_key: str, method: str, path: str) -> None:

@@ -182,17 +182,50 @@ def test_rotating_the_secret_asks_first_then_shows_the_new_one_once(staff_client
     asked = staff_client.get(path).content.decode()
     unconfirmed = staff_client.post(path)
     subscription.refresh_from_db()
-    assert "The old secret stops working at once." in asked and 'name="confirmed"' in asked
+    assert "the old secret signs them too" in asked and 'name="confirmed"' in asked
+    assert 'name="overlap_hours"' in asked and 'value="24"' in asked
     assert unconfirmed.status_code == 200 and subscription.signing_secret == old
 
-    response = staff_client.post(path, {"confirmed": "yes"})
+    response = staff_client.post(path, {"confirmed": "yes", "overlap_hours": "24"})
 
     subscription.refresh_from_db()
     assert subscription.signing_secret != old and subscription.signing_secret.startswith("whsec_")
+    assert subscription.previous_signing_secret == old
     assert response.status_code == 302 and response["Location"] == f"/subscriptions/{subscription.pk}/secret/"
-    assert subscription.signing_secret in staff_client.get(response["Location"]).content.decode()
+    shown = staff_client.get(response["Location"]).content.decode()
+    assert subscription.signing_secret in shown and "with the old one too until" in shown
     assert subscription.signing_secret not in staff_client.get(response["Location"]).content.decode()
     assert subscription.signing_secret not in staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+
+
+def test_the_old_secret_signs_until_the_overlap_ends_or_is_ended_early_in_the_ui(
+        staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room)
+    old = subscription.signing_secret
+    staff_client.post(f"/subscriptions/{subscription.pk}/rotate-secret/", {"confirmed": "yes", "overlap_hours": "2"})
+    subscription.refresh_from_db()
+    until = subscription.old_secret_until()
+    assert until is not None and subscription.signing_secrets() == (subscription.signing_secret, old)
+
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+    assert f"signs each push too until {until:%Y-%m-%d %H:%M:%S} UTC" in page
+    assert old not in page
+
+    staff_client.post(f"/subscriptions/{subscription.pk}/end-secret-overlap/")
+
+    subscription.refresh_from_db()
+    assert subscription.old_secret_until() is None and subscription.signing_secrets() == (subscription.signing_secret,)
+    assert "secret-overlap" not in staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+
+
+def test_an_overlap_beyond_a_week_is_refused_with_the_field_named(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room)
+    old = subscription.signing_secret
+    response = staff_client.post(f"/subscriptions/{subscription.pk}/rotate-secret/",
+                                 {"confirmed": "yes", "overlap_hours": "169"})
+    subscription.refresh_from_db()
+    assert response.status_code == 200 and subscription.signing_secret == old
+    assert "Ensure this value is less than or equal to 168." in response.content.decode()
 
 
 def test_a_pull_subscription_has_no_secret_to_rotate(staff_client: Client, room: Room) -> None:

@@ -22,6 +22,7 @@ from subscriptions.models import Subscription
 from subscriptions.rules import (
     MAX_FILTERS,
     MAX_IN_FLIGHT,
+    MAX_SECRET_OVERLAP_SECONDS,
     MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
     PushUrlProblem,
@@ -79,12 +80,17 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         help_text="Push only: in full in the create and rotate-secret replies, else masked."
     )
 
+    previous_secret_until = serializers.SerializerMethodField(
+        help_text="Push only: after a rotation, until when the previous secret still signs each push (a second "
+                  "signature in `webhook-signature`); null when only the current secret signs."
+    )
+
     class Meta:
         model = Subscription
         fields = ["id", "room", "name", "type", "push_url", "event_types", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
-                  "timeout_ms", "status", "status_reason", "destination", "signing_secret", "last_error",
-                  "last_error_at", "created_at", "updated_at"]
+                  "timeout_ms", "status", "status_reason", "destination", "signing_secret",
+                  "previous_secret_until", "last_error", "last_error_at", "created_at", "updated_at"]
         read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",
                             "updated_at"]
         extra_kwargs = {"name": {"validators": []}}
@@ -101,6 +107,11 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         if self.context.get("reveal_secret"):
             return subscription.signing_secret
         return subscription.masked_secret()
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_previous_secret_until(self, subscription: Subscription) -> str | None:
+        until = subscription.old_secret_until()
+        return serializers.DateTimeField().to_representation(until) if until else None
 
     def to_representation(self, subscription: Subscription) -> dict[str, Any]:
         data = super().to_representation(subscription)
@@ -147,6 +158,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     def taken(self, name: str) -> str:
         return f"room {self.room_object.pk} already has a subscription named {name!r}"
+
+
+class RotateSecretSerializer(serializers.Serializer):
+    overlap_seconds = serializers.IntegerField(
+        min_value=0, max_value=MAX_SECRET_OVERLAP_SECONDS, required=False,
+        help_text="How long the previous secret keeps signing each push beside the new one (0: it stops at once). "
+                  "Absent: DOVECOTE_SECRET_OVERLAP_SECONDS (24 hours unless configured).",
+    )
 
 
 class SubscriptionDeletedSerializer(serializers.Serializer):

@@ -177,9 +177,11 @@ class PushSession:
     async def _post(self, attempt: Attempt) -> None:
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
+        secrets = subscription.signing_secrets(attempt.started_at)
         request = PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
                               correlation_id=message.correlation_id, attempt=attempt.attempt,
-                              signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms)
+                              signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
+                              timeout_ms=subscription.timeout_ms)
         result: PushResult = await self.engine.transport.post(request)
         try:
             if result.ok and self.engine.ledger is not None:

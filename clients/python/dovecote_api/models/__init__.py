@@ -56,6 +56,7 @@ from .room_deleted import RoomDeleted
 from .room_request import RoomRequest
 from .rooms_subscriptions_list_status import RoomsSubscriptionsListStatus
 from .rooms_subscriptions_list_type import RoomsSubscriptionsListType
+from .rotate_secret_request import RotateSecretRequest
 from .run import Run
 from .run_status_enum import RunStatusEnum
 from .settled import Settled
@@ -123,6 +124,7 @@ __all__ = (
     "RoomRequest",
     "RoomsSubscriptionsListStatus",
     "RoomsSubscriptionsListType",
+    "RotateSecretRequest",
     "Run",
     "RunStatusEnum",
     "Settled",

@@ -37,6 +37,9 @@ class Subscription:
     """ The broker queue, `room-{r}::subscription-{s}`. """
     signing_secret: None | str
     """ Push only: in full in the create and rotate-secret replies, else masked. """
+    previous_secret_until: datetime.datetime | None
+    """ Push only: after a rotation, until when the previous secret still signs each push (a second signature in
+    `webhook-signature`); null when only the current secret signs. """
     last_error: str
     last_error_at: datetime.datetime | None
     created_at: datetime.datetime
@@ -75,6 +78,12 @@ class Subscription:
 
         signing_secret: None | str
         signing_secret = self.signing_secret
+
+        previous_secret_until: None | str
+        if isinstance(self.previous_secret_until, datetime.datetime):
+            previous_secret_until = self.previous_secret_until.isoformat()
+        else:
+            previous_secret_until = self.previous_secret_until
 
         last_error = self.last_error
 
@@ -141,6 +150,7 @@ class Subscription:
                 "status_reason": status_reason,
                 "destination": destination,
                 "signing_secret": signing_secret,
+                "previous_secret_until": previous_secret_until,
                 "last_error": last_error,
                 "last_error_at": last_error_at,
                 "created_at": created_at,
@@ -191,6 +201,21 @@ class Subscription:
             return cast(None | str, data)
 
         signing_secret = _parse_signing_secret(d.pop("signing_secret"))
+
+        def _parse_previous_secret_until(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                previous_secret_until_type_0 = datetime.datetime.fromisoformat(data)
+
+                return previous_secret_until_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        previous_secret_until = _parse_previous_secret_until(d.pop("previous_secret_until"))
 
         last_error = d.pop("last_error")
 
@@ -280,6 +305,7 @@ class Subscription:
             status_reason=status_reason,
             destination=destination,
             signing_secret=signing_secret,
+            previous_secret_until=previous_secret_until,
             last_error=last_error,
             last_error_at=last_error_at,
             created_at=created_at,
