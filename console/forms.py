@@ -15,7 +15,20 @@ from django.utils.text import capfirst
 from delivery.models import Delivery
 from dovecote.inputs import BadJson, parse_json, read_id
 from rooms.models import ApiKey, EventType, Room
-from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
+from rooms.rules import (
+    MAX_ATTEMPTS,
+    MAX_BREAKER_THRESHOLD,
+    MAX_BREAKER_WINDOW_S,
+    MAX_DELAY_MS,
+    MAX_DISABLE_AFTER_S,
+    MAX_MULTIPLIER,
+    MAX_PROBE_DELAY_MS,
+    MAX_SPAN_MS,
+    MIN_BREAKER_WINDOW_S,
+    MIN_DISABLE_AFTER_S,
+    MIN_PROBE_DELAY_MS,
+    cap_below_delay,
+)
 from rooms.schemas import SchemaRefused, check_event_type_schema
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
@@ -242,6 +255,10 @@ PUSH_URL_MESSAGES = {PushUrlProblem.MISSING: "A push subscription needs a push U
                      PushUrlProblem.NOT_TAKEN: "A pull subscription takes no push URL."}
 
 
+BREAKER_FIELDS = ["breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
+                  "breaker_disable_after_s"]
+
+
 class SubscriptionForm(forms.ModelForm):
     """A push or pull subscription of a room: its filter and the overrides of the room's settings."""
 
@@ -257,11 +274,30 @@ class SubscriptionForm(forms.ModelForm):
                                        help_text="Push: concurrent POSTs.")
     timeout_ms = forms.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, initial=10_000,
                                     label="Timeout (ms)", help_text="Push: each POST's time limit.")
+    breaker_failure_threshold = forms.IntegerField(
+        min_value=0, max_value=MAX_BREAKER_THRESHOLD, required=False, label="Opens after consecutive failures",
+        help_text="0: never on this rule.")
+    breaker_failure_ratio = FiniteFloatField(
+        min_value=0.0, max_value=1.0, required=False, label="Opens at failure ratio",
+        help_text="Of at least 20 attempts in the window, 0–1; 0: never on this rule.")
+    breaker_window_s = forms.IntegerField(min_value=MIN_BREAKER_WINDOW_S, max_value=MAX_BREAKER_WINDOW_S,
+                                          required=False, label="Ratio window (s)")
+    breaker_probe_delay_ms = forms.IntegerField(
+        min_value=MIN_PROBE_DELAY_MS, max_value=MAX_PROBE_DELAY_MS, required=False, label="First probe after (ms)",
+        help_text="Doubled after each failed probe, at most 10 minutes.")
+    breaker_disable_after_s = forms.IntegerField(
+        min_value=MIN_DISABLE_AFTER_S, max_value=MAX_DISABLE_AFTER_S, required=False, label="Disable when open for (s)")
+    breaker_on_disable = forms.ChoiceField(
+        choices=Subscription.OnDisable.choices, required=False,
+        label="When the breaker disables it, what is on its way is",
+        help_text="hold: kept for a resume; dead_letter: dead-lettered with the reason (replayable).")
 
     class Meta:
         model = Subscription
         fields = ["name", "type", "push_url", "event_types", "delivery_delay_ms", "delivery_delay_multiplier",
-                  "delivery_attempts", "max_delivery_delay_ms", "max_in_flight", "timeout_ms"]
+                  "delivery_attempts", "max_delivery_delay_ms", "max_in_flight", "timeout_ms",
+                  "breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
+                  "breaker_disable_after_s", "breaker_on_disable"]
         widgets = {"type": forms.RadioSelect, "push_url": forms.URLInput(attrs={"placeholder": "https://…"})}
         labels = {"push_url": "Push URL"}
 
@@ -276,7 +312,8 @@ class SubscriptionForm(forms.ModelForm):
         placeholders = {"delivery_delay_ms": room.delivery_delay_ms,
                         "delivery_delay_multiplier": room.delivery_delay_multiplier,
                         "delivery_attempts": room.delivery_attempts,
-                        "max_delivery_delay_ms": room.max_delivery_delay_ms}
+                        "max_delivery_delay_ms": room.max_delivery_delay_ms,
+                        **{name: getattr(room, name) for name in BREAKER_FIELDS}}
         for name, value in placeholders.items():
             shown = "no cap" if value is None else value
             self.fields[name].widget.attrs["placeholder"] = f"room: {shown}"
@@ -294,6 +331,10 @@ class SubscriptionForm(forms.ModelForm):
 
     def clean_event_types(self) -> list[dict[str, str]]:
         return [filter_from_value(value) for value in self.cleaned_data.get("event_types", [])]
+
+    def clean_breaker_on_disable(self) -> str:
+        """Not given (a form of an older page): keep the subscription's choice."""
+        return self.cleaned_data.get("breaker_on_disable") or self.instance.breaker_on_disable
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]

@@ -126,6 +126,7 @@ def subscription_detail_page(request: HttpRequest, subscription: Subscription,
         "section": "subscriptions", "subscription": subscription, "room": subscription.room,
         "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
         "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
+        "breaker": subscription.breaker_policy, "breaker_history": subscription.breaker_history(20),
         **schedule_context(settings_values(subscription), subscription.room),
     })
 

@@ -160,6 +160,29 @@ def apply(broker: Broker, arrival: Arrival, delivery: DeliveryState | None, atte
     return None
 
 
+def hold_frames(broker: Broker, arrivals: list[Arrival], delay_ms: int) -> None:
+    """Put frames back on the broker for `delay_ms` without starting their attempts (an open circuit breaker).
+
+    Each frame is judged first: what the rules settle now (a stale copy, an expired message, a
+    poison message) is settled as usual; an attempt that would start (or start again) is deferred
+    with its number unchanged, so holding counts no attempt.
+    """
+    parsed = parse_frames(arrivals)
+    deliveries = load_deliveries({info.delivery_id for _, info in parsed})
+    now = timezone.now()
+    for index, info in parsed:
+        arrival = arrivals[index]
+        delivery = deliveries.get(info.delivery_id)
+        verdict = judge(delivery, subscription_id=arrival.subscription.pk,
+                        message_id=arrival.frame.headers.get(frames.MESSAGE_ID, ""), attempt=info.attempt,
+                        timeout_ms=arrival.subscription.timeout_ms, now=now)
+        if verdict.action in (Action.CLAIM, Action.RESUME):
+            assert delivery is not None
+            defer(broker, arrival, delivery, info.attempt, delay_ms)
+        else:
+            apply(broker, arrival, delivery, info.attempt, verdict.action, verdict.reason, verdict.wait_ms)
+
+
 def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[int]:
     """Start attempt `attempt` of each delivery still before it and unsettled; return the ids claimed."""
     claimed = Delivery.objects.filter(pk__in=delivery_ids).claim_attempt(attempt, now)

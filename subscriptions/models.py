@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
+from subscriptions.breaker import BreakerPolicy
 from subscriptions.retry import RetryPolicy
 
 
@@ -34,6 +35,15 @@ class Subscription(models.Model):
         ACTIVE = "active"
         PAUSED = "paused"
         DISABLED = "disabled"
+
+    class Breaker(models.TextChoices):
+        CLOSED = "closed"
+        OPEN = "open"
+        HALF_OPEN = "half_open"
+
+    class OnDisable(models.TextChoices):
+        HOLD = "hold"  # pending deliveries wait for a resume
+        DEAD_LETTER = "dead_letter"  # pending deliveries are dead-lettered with the reason
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="subscriptions")
     name = models.CharField(max_length=200)
@@ -56,6 +66,20 @@ class Subscription(models.Model):
     previous_secret_until = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
+    # The circuit breaker (subscriptions/breaker.py): overrides of the room's settings (null: the room's)…
+    breaker_failure_threshold = models.PositiveIntegerField(null=True, blank=True)
+    breaker_failure_ratio = models.FloatField(null=True, blank=True)
+    breaker_window_s = models.PositiveIntegerField(null=True, blank=True)
+    breaker_probe_delay_ms = models.PositiveIntegerField(null=True, blank=True)
+    breaker_disable_after_s = models.PositiveIntegerField(null=True, blank=True)
+    breaker_on_disable = models.CharField(max_length=12, choices=OnDisable.choices, default=OnDisable.HOLD)
+    # …and its state, written by move_breaker (and the failure count by the push session).
+    breaker_state = models.CharField(max_length=10, choices=Breaker.choices, default=Breaker.CLOSED)
+    breaker_reason = models.TextField(blank=True, default="")  # why it is in this state: the last transition's
+    breaker_failures = models.PositiveIntegerField(default=0)  # consecutive failed attempts
+    breaker_opened_at = models.DateTimeField(null=True, blank=True)
+    breaker_probes = models.PositiveIntegerField(default=0)  # failed probes since it opened
+    breaker_next_probe_at = models.DateTimeField(null=True, blank=True)
     # A push session (one worker draining this subscription's queue) holds this claim while it runs.
     session_until = models.DateTimeField(null=True, blank=True)
     session_token = models.CharField(max_length=32, blank=True, default="")
@@ -105,6 +129,65 @@ class Subscription(models.Model):
         )
 
     @property
+    def breaker_policy(self) -> BreakerPolicy:
+        """Return the effective breaker settings: each override, else the room's value."""
+        room = self.room
+        ratio = _first_set(self.breaker_failure_ratio, room.breaker_failure_ratio)
+        return BreakerPolicy(
+            failure_threshold=_first_set(self.breaker_failure_threshold, room.breaker_failure_threshold),
+            failure_ratio=ratio or None,
+            window_s=_first_set(self.breaker_window_s, room.breaker_window_s),
+            probe_delay_ms=_first_set(self.breaker_probe_delay_ms, room.breaker_probe_delay_ms),
+            disable_after_s=_first_set(self.breaker_disable_after_s, room.breaker_disable_after_s),
+        )
+
+    @property
+    def breaker_is_closed(self) -> bool:
+        return self.breaker_state == self.Breaker.CLOSED
+
+    def move_breaker(self, to: str, reason: str, *, now: datetime, delivery_id: int | None = None,
+                     attempt: int | None = None, failures: int | None = None) -> bool:
+        """Move the breaker to `to` from this instance's state and record it; False if it moved meanwhile.
+
+        Opening (from closed) starts the probe schedule; reopening (a failed probe) counts a failed
+        probe and schedules the next; half-open probes now; closing forgets the outage.
+        """
+        Breaker = self.Breaker
+        changes: dict[str, Any] = {"breaker_state": to, "breaker_reason": reason}
+        if to == Breaker.OPEN:
+            reopened = self.breaker_state != Breaker.CLOSED
+            probes = self.breaker_probes + 1 if reopened else 0
+            changes.update(breaker_probes=probes, breaker_opened_at=self.breaker_opened_at if reopened else now,
+                           breaker_next_probe_at=now + timedelta(milliseconds=self.breaker_policy.probe_delay(probes)))
+        elif to == Breaker.HALF_OPEN:
+            changes.update(breaker_next_probe_at=None)
+        else:
+            changes.update(breaker_failures=0, breaker_probes=0, breaker_opened_at=None, breaker_next_probe_at=None)
+        if failures is not None and to != Breaker.CLOSED:
+            changes["breaker_failures"] = failures
+        moved = Subscription.objects.filter(pk=self.pk, breaker_state=self.breaker_state).update(**changes)
+        if not moved:
+            return False
+        BreakerTransition.objects.create(subscription=self, at=now, from_state=self.breaker_state, to_state=to,
+                                         reason=reason, delivery_id=delivery_id, attempt=attempt)
+        for field, value in changes.items():
+            setattr(self, field, value)
+        return True
+
+    def disable_by_breaker(self, reason: str, *, now: datetime) -> None:
+        """Disable the subscription because its breaker stayed open too long; the breaker stays open, recorded."""
+        BreakerTransition.objects.create(subscription=self, at=now, from_state=self.breaker_state,
+                                         to_state=self.Breaker.OPEN, reason=reason)
+        Subscription.objects.filter(pk=self.pk).update(breaker_state=self.Breaker.OPEN, breaker_next_probe_at=None,
+                                                       breaker_reason=reason)
+        self.breaker_state, self.breaker_next_probe_at, self.breaker_reason = self.Breaker.OPEN, None, reason
+        self.disable(reason)
+
+    def breaker_history(self, limit: int = 50) -> list[BreakerTransition]:
+        """The breaker's latest transitions, newest first."""
+        return list(self.breaker_transitions.order_by("-at", "-pk")[:limit])
+
+    @property
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
 
@@ -128,7 +211,13 @@ class Subscription(models.Model):
         self.save(update_fields=["status", "status_reason", "updated_at"])
 
     def resume(self) -> None:
-        """Make a paused or disabled subscription active again and forget why it stopped."""
+        """Make a paused or disabled subscription active again and forget why it stopped.
+
+        An open breaker becomes half-open: the first attempt after the resume is its probe.
+        """
+        if self.breaker_state == self.Breaker.OPEN:
+            self.move_breaker(self.Breaker.HALF_OPEN, "the subscription was resumed: the next attempt probes",
+                              now=timezone.now())
         if self.is_active and not self.status_reason:
             return
         self.status = self.Status.ACTIVE
@@ -187,6 +276,27 @@ class Subscription(models.Model):
         if self.old_secret_until(now) is None:
             return (self.signing_secret,)
         return (self.signing_secret, self.previous_signing_secret)
+
+
+class BreakerTransition(models.Model):
+    """One change of a subscription's circuit breaker: when, from and to which state, why, and which attempt."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="breaker_transitions")
+    at = models.DateTimeField()
+    from_state = models.CharField(max_length=10, choices=Subscription.Breaker.choices)
+    to_state = models.CharField(max_length=10, choices=Subscription.Breaker.choices)
+    reason = models.TextField()
+    # The attempt that caused it (none for a probe time that came, a resume, a disable); kept as plain
+    # ids because deliveries live in delivery/, above this app.
+    delivery_id = models.BigIntegerField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [models.Index(fields=["subscription", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id}: {self.from_state} → {self.to_state} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from delivery.models import Delivery, Message
 from rooms.models import Room
@@ -300,3 +303,37 @@ def test_the_list_filters_by_room_type_and_status(staff_client: Client, room: Ro
     assert names(f"room={room.pk}") == {"billing", "warehouse"}
     assert names("type=pull") == {"warehouse"}
     assert names("status=paused") == {"ledger"}
+
+
+def test_the_page_shows_the_breaker_its_reason_next_probe_and_history(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room, breaker_probe_delay_ms=2000)
+    closed_page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+    assert 'badge-closed">closed' in closed_page and "No failures have opened it." in closed_page
+    assert "after 2000 ms, 4000 ms, 8000 ms" in closed_page
+    now = timezone.now()
+    subscription.move_breaker("open", "10 consecutive attempts failed, the last: HTTP 500", now=now, delivery_id=7,
+                              attempt=3, failures=10)
+
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+
+    assert 'badge-open">open' in page
+    assert "10 consecutive attempts failed, the last: HTTP 500" in page
+    probe_at = now + timedelta(seconds=2)
+    assert f"{probe_at:%Y-%m-%d %H:%M:%S} UTC (probe 1)" in page
+    assert "closed → <strong>open</strong>" in page and "(delivery 7, attempt 3)" in page
+
+
+def test_breaker_overrides_are_edited_with_the_rooms_values_as_placeholders(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room)
+    form = staff_client.get(f"/subscriptions/{subscription.pk}/edit/").content.decode()
+    assert 'placeholder="room: 10"' in form and 'placeholder="room: 432000"' in form
+
+    staff_client.post(f"/subscriptions/{subscription.pk}/edit/", {
+        "name": subscription.name, "push_url": subscription.push_url, "max_in_flight": 10, "timeout_ms": 10000,
+        "breaker_failure_threshold": 3, "breaker_failure_ratio": "0", "breaker_probe_delay_ms": 500,
+        "breaker_on_disable": "dead_letter"})
+
+    subscription.refresh_from_db()
+    assert (subscription.breaker_failure_threshold, subscription.breaker_failure_ratio) == (3, 0)
+    assert subscription.breaker_policy.probe_delay_ms == 500 and subscription.breaker_policy.failure_ratio is None
+    assert subscription.breaker_on_disable == "dead_letter"

@@ -10,7 +10,9 @@ from rest_framework.fields import empty
 
 from api.errors import Conflict, unique_or_conflict
 from api.rooms.serializers import (
+    BREAKER_FIELDS,
     attempts_field,
+    breaker_field,
     cap_ms_field,
     check_delay_cap,
     delay_ms_field,
@@ -18,7 +20,7 @@ from api.rooms.serializers import (
     multiplier_field,
 )
 from rooms.models import Room
-from subscriptions.models import Subscription
+from subscriptions.models import BreakerTransition, Subscription
 from subscriptions.rules import (
     MAX_FILTERS,
     MAX_IN_FLIGHT,
@@ -55,6 +57,46 @@ class EventTypeFilterSerializer(serializers.Serializer):
                                     help_text="Absent or null: every version.")
 
 
+class BreakerTransitionSerializer(serializers.ModelSerializer):
+    from_state = serializers.ChoiceField(choices=Subscription.Breaker.choices)
+    to_state = serializers.ChoiceField(choices=Subscription.Breaker.choices)
+    delivery_id = serializers.IntegerField(allow_null=True,
+                                           help_text="The delivery whose attempt caused it, if one did.")
+    attempt = serializers.IntegerField(allow_null=True, help_text="That attempt's number.")
+
+    class Meta:
+        model = BreakerTransition
+        fields = ["at", "from_state", "to_state", "reason", "delivery_id", "attempt"]
+
+
+class BreakerSerializer(serializers.Serializer):
+    """A push subscription's circuit breaker now (docs/delivery-semantics.md#circuit-breaker)."""
+
+    state = serializers.ChoiceField(choices=Subscription.Breaker.choices, source="breaker_state")
+    reason = serializers.CharField(source="breaker_reason",
+                                   help_text="Why it is in this state: its last transition's reason.")
+    consecutive_failures = serializers.IntegerField(source="breaker_failures")
+    opened_at = serializers.DateTimeField(source="breaker_opened_at", allow_null=True,
+                                          help_text="When the current outage opened it; null when closed.")
+    failed_probes = serializers.IntegerField(source="breaker_probes", help_text="Failed probes since it opened.")
+    next_probe_at = serializers.DateTimeField(source="breaker_next_probe_at", allow_null=True,
+                                              help_text="When open: the time of the next probe.")
+    probe_schedule_ms = serializers.SerializerMethodField(
+        help_text="The delays before the first probes of an outage, in ms (each failed probe doubles it).")
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_probe_schedule_ms(self, subscription: Subscription) -> list[int]:
+        return subscription.breaker_policy.schedule()
+
+
+class BreakerHistorySerializer(BreakerSerializer):
+    history = serializers.SerializerMethodField(help_text="The latest transitions (at most 100), newest first.")
+
+    @extend_schema_field(BreakerTransitionSerializer(many=True))
+    def get_history(self, subscription: Subscription) -> list[dict[str, Any]]:
+        return BreakerTransitionSerializer(subscription.breaker_history(100), many=True).data
+
+
 class SubscriptionSerializer(serializers.ModelSerializer):
     """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
@@ -76,6 +118,18 @@ class SubscriptionSerializer(serializers.ModelSerializer):
     max_in_flight = serializers.IntegerField(min_value=1, max_value=MAX_IN_FLIGHT, required=False)
     timeout_ms = serializers.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, required=False)
     destination = serializers.CharField(read_only=True, help_text="The broker queue, `room-{r}::subscription-{s}`.")
+    breaker_failure_threshold = breaker_field("breaker_failure_threshold", required=False, allow_null=True)
+    breaker_failure_ratio = breaker_field("breaker_failure_ratio", required=False, allow_null=True)
+    breaker_window_s = breaker_field("breaker_window_s", required=False, allow_null=True)
+    breaker_probe_delay_ms = breaker_field("breaker_probe_delay_ms", required=False, allow_null=True)
+    breaker_disable_after_s = breaker_field("breaker_disable_after_s", required=False, allow_null=True)
+    breaker_on_disable = serializers.ChoiceField(
+        choices=Subscription.OnDisable.choices, required=False,
+        help_text="When the breaker disables the subscription: `hold` keeps what is on its way for a resume; "
+                  "`dead_letter` dead-letters it with the reason (replayable).")
+    breaker = BreakerSerializer(source="*", read_only=True,
+                                help_text="The circuit breaker now (its history: GET /subscriptions/{id}/breaker/); "
+                                          "a pull subscription's stays closed.")
     signing_secret = serializers.SerializerMethodField(
         help_text="Push only: in full in the create and rotate-secret replies, else masked."
     )
@@ -89,8 +143,9 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         model = Subscription
         fields = ["id", "room", "name", "type", "push_url", "event_types", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
-                  "timeout_ms", "status", "status_reason", "destination", "signing_secret",
-                  "previous_secret_until", "last_error", "last_error_at", "created_at", "updated_at"]
+                  "timeout_ms", *BREAKER_FIELDS, "breaker_on_disable", "status", "status_reason", "destination",
+                  "signing_secret", "previous_secret_until", "breaker", "last_error", "last_error_at", "created_at",
+                  "updated_at"]
         read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",
                             "updated_at"]
         extra_kwargs = {"name": {"validators": []}}

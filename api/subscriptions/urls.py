@@ -13,4 +13,5 @@ urlpatterns = [
          name="subscription-rotate-secret"),
     path("subscriptions/<int:subscription_id>/end-secret-overlap/", views.EndSecretOverlapView.as_view(),
          name="subscription-end-secret-overlap"),
+    path("subscriptions/<int:subscription_id>/breaker/", views.BreakerView.as_view(), name="subscription-breaker"),
 ]

@@ -19,6 +19,7 @@ from api.auth import usable_room, usable_subscription
 from api.errors import error_responses
 from api.lists import CursorPages, read_filters
 from api.subscriptions.serializers import (
+    BreakerHistorySerializer,
     RotateSecretSerializer,
     SubscriptionDeletedSerializer,
     SubscriptionSerializer,
@@ -179,3 +180,19 @@ def push_subscription(request: Request, subscription_id: int) -> Subscription:
     if subscription.type != Subscription.Type.PUSH:
         raise exceptions.ValidationError({"type": ["only push subscriptions have a signing secret"]})
     return subscription
+
+
+class BreakerView(APIView):
+    @extend_schema(
+        operation_id="subscriptions_breaker",
+        summary="Read a push subscription's circuit breaker and its history",
+        description="The state (`closed`, `open`, `half_open`), why, the next probe time when open, and the latest "
+                    "transitions, each with its time, reason and the attempt that caused it "
+                    "(docs/delivery-semantics.md#circuit-breaker).",
+        responses={200: BreakerHistorySerializer, **error_responses(400, 403, 404)},
+    )
+    def get(self, request: Request, subscription_id: int) -> Response:
+        subscription = usable_subscription(request, subscription_id)
+        if subscription.type != Subscription.Type.PUSH:
+            raise exceptions.ValidationError({"type": ["only push subscriptions have a circuit breaker"]})
+        return Response(BreakerHistorySerializer(subscription).data)

@@ -6,6 +6,11 @@ whenever POSTs are below `max_in_flight` the session takes what the inbox holds,
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
 recorded by the bookkeeper, which acks the frame; only then does its slot free up.
 
+The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
+memory: while it is open, the frames taken are put back on the broker until the next probe time
+(no attempt starts, none is counted); once that time comes, the breaker turns half-open and one
+frame at a time is taken, its attempt the probe; closed, up to `max_in_flight`.
+
 A session stops taking frames when the subscription is paused, disabled or deleted, when its
 claim is lost, when the worker stops, or when its budget (DOVECOTE_PUSH_SESSION_SECONDS) is
 spent; it then finishes the POSTs under way and ends, and frames it did not take go back to
@@ -23,9 +28,11 @@ from collections import deque
 from collections.abc import Coroutine
 from typing import Any, Protocol
 
-from delivery.attempts import Arrival, Attempt, fresh_claims, parse_frames
+from django.utils import timezone
+
+from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse_frames
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
-from delivery.push import claims
+from delivery.push import breaker, claims
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.ledger import Ledger
 from delivery.transports import PushRequest, PushResult, PushTransport
@@ -34,6 +41,8 @@ from subscriptions.models import Subscription
 log = logging.getLogger("delivery.push")
 
 WAKE_EVERY_S = 1.0  # at least this often a session looks at its state
+OWN_MOVE_S = 3.0  # after the session moves the breaker, a reread older than this keeps the session's state
+Breaker = Subscription.Breaker
 
 
 class Engine(Protocol):
@@ -66,6 +75,9 @@ class PushSession:
         self.settled = 0
         self._wakeup = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.outcomes: breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
+        self._moving = False  # a breaker transition is being recorded
+        self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
 
     # -- what the engine tells a session ----------------------------------------------------------
 
@@ -74,6 +86,8 @@ class PushSession:
         if subscription is None or not subscription.is_active:
             self.stop()
         else:
+            if self.subscription is not None and (self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S):
+                keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
             self.subscription = subscription
         self._wakeup.set()
 
@@ -95,6 +109,7 @@ class PushSession:
                                                          engine.token)
         if self.subscription is None:
             return  # another session took over meanwhile
+        self.outcomes = breaker.OutcomeCounter(self.subscription.breaker_failures)
         loop = asyncio.get_running_loop()
         def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
             loop.call_soon_threadsafe(self._arrived, frame)
@@ -121,8 +136,11 @@ class PushSession:
                 self.stop()
             if self.accepting and time.monotonic() - self.started > budget_s:
                 self.stop(hand_over=True)
-            width = self.subscription.max_in_flight
-            if self.accepting and self.inbox and self.in_flight < width:
+            state = self.subscription.breaker_state
+            if self.accepting and self.inbox and state == Breaker.OPEN:
+                if self._breaker_gate(consumer):
+                    continue
+            elif self.accepting and self.inbox and self.in_flight < (width := self._width()) and not self._moving:
                 frames = [self.inbox.popleft() for _ in range(min(width - self.in_flight, len(self.inbox)))]
                 self.in_flight += len(frames)
                 self._spawn(self._attempt(consumer, frames))
@@ -134,6 +152,70 @@ class PushSession:
             self._wakeup.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), WAKE_EVERY_S)
+
+    def _width(self) -> int:
+        """How many frames may be under way: one while the breaker probes, else `max_in_flight`."""
+        assert self.subscription is not None
+        return 1 if self.subscription.breaker_state == Breaker.HALF_OPEN else self.subscription.max_in_flight
+
+    def _breaker_gate(self, consumer: Consumer) -> bool:
+        """With the breaker open: hold what the inbox has until the next probe, or start probing; True if it acted."""
+        subscription = self.subscription
+        assert subscription is not None
+        if self._moving or subscription.breaker_state != Breaker.OPEN:
+            return False
+        next_probe = subscription.breaker_next_probe_at
+        now = timezone.now()
+        if next_probe is None or now >= next_probe:
+            if self.in_flight:
+                return False  # attempts started before it opened finish first
+            self._moving = True
+            self._spawn(self._move(breaker.probe_now, subscription))
+            return True
+        frames = list(self.inbox)
+        self.inbox.clear()
+        self.in_flight += len(frames)
+        delay_ms = max(1, int((next_probe - now).total_seconds() * 1000))
+        self._spawn(self._hold(consumer, frames, delay_ms))
+        return True
+
+    async def _hold(self, consumer: Consumer, frames: list[ReceivedMessage], delay_ms: int) -> None:
+        assert self.subscription is not None
+        arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
+        try:
+            await self.engine.bookkeeper.call(hold_frames, self.engine.broker, arrivals, delay_ms)
+        except Exception:
+            log.exception("push session for subscription %s could not hold %d frames", self.subscription_id,
+                          len(frames))
+            self.stop(hand_over=True)
+        finally:
+            self._settled(len(frames))
+
+    async def _move(self, record: Any, *args: Any) -> None:
+        """Record a breaker transition on a bookkeeper thread; the session takes no frame meanwhile."""
+        try:
+            await self.engine.bookkeeper.call(record, *args)
+        except Exception:
+            log.exception("push session for subscription %s could not record a breaker transition",
+                          self.subscription_id)
+            self.stop(hand_over=True)
+        finally:
+            self._moving = False
+            self._moved_at = time.monotonic()
+            self._wakeup.set()
+
+    async def _count_outcome(self, attempt: Attempt, result: PushResult) -> None:
+        """Count the outcome for the breaker; record the transition it causes, or the failure count."""
+        subscription, counter = self.subscription, self.outcomes
+        if subscription is None or counter is None or result.gone:
+            return
+        before = counter.failures
+        move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
+        if move is not None and not self._moving:
+            self._moving = True
+            await self._move(breaker.record_move, subscription, move, counter.failures)
+        elif counter.failures != before:
+            await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, counter.failures)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -188,6 +270,7 @@ class PushSession:
                 await self.engine.ledger.record_delivered([(attempt, result)])
             else:
                 await self.engine.bookkeeper.record([(attempt, result)])
+            await self._count_outcome(attempt, result)
         except (BrokerError, Exception):
             log.exception("push session for subscription %s could not record an outcome", self.subscription_id)
             self.stop(hand_over=True)
@@ -204,3 +287,10 @@ class PushSession:
         """Wait for the POSTs under way to finish (the engine's stop)."""
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def keep_breaker_state(fresh: Subscription, own: Subscription) -> None:
+    """Copy the session's own breaker state onto a reread subscription that may predate it."""
+    for field in ("breaker_state", "breaker_reason", "breaker_failures", "breaker_opened_at", "breaker_probes",
+                  "breaker_next_probe_at"):
+        setattr(fresh, field, getattr(own, field))

@@ -6,6 +6,12 @@ from .action_enum import ActionEnum
 from .attempt import Attempt
 from .batch_publish_request import BatchPublishRequest
 from .batch_reply import BatchReply
+from .breaker import Breaker
+from .breaker_history import BreakerHistory
+from .breaker_on_disable_enum import BreakerOnDisableEnum
+from .breaker_request import BreakerRequest
+from .breaker_state_enum import BreakerStateEnum
+from .breaker_transition import BreakerTransition
 from .dead_letter import DeadLetter
 from .dead_letter_action_reply import DeadLetterActionReply
 from .dead_letter_selection_request import DeadLetterSelectionRequest
@@ -74,6 +80,12 @@ __all__ = (
     "Attempt",
     "BatchPublishRequest",
     "BatchReply",
+    "Breaker",
+    "BreakerHistory",
+    "BreakerOnDisableEnum",
+    "BreakerRequest",
+    "BreakerStateEnum",
+    "BreakerTransition",
     "DeadLetter",
     "DeadLetterActionReply",
     "DeadLetterSelectionRequest",
