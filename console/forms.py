@@ -34,6 +34,7 @@ from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
 from subscriptions.rules import (
     MAX_IN_FLIGHT,
+    MAX_PER_SECOND,
     MAX_SECRET_OVERLAP_SECONDS,
     MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
@@ -274,6 +275,9 @@ class SubscriptionForm(forms.ModelForm):
                                        help_text="Push: concurrent POSTs.")
     timeout_ms = forms.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, initial=10_000,
                                     label="Timeout (ms)", help_text="Push: each POST's time limit.")
+    max_per_second = forms.IntegerField(
+        min_value=1, max_value=MAX_PER_SECOND, required=False, label="Max per second",
+        help_text="Push: POSTs per second, across every worker; empty: no limit.")
     breaker_failure_threshold = forms.IntegerField(
         min_value=0, max_value=MAX_BREAKER_THRESHOLD, required=False, label="Opens after consecutive failures",
         help_text="0: never on this rule.")
@@ -295,7 +299,7 @@ class SubscriptionForm(forms.ModelForm):
     class Meta:
         model = Subscription
         fields = ["name", "type", "push_url", "event_types", "delivery_delay_ms", "delivery_delay_multiplier",
-                  "delivery_attempts", "max_delivery_delay_ms", "max_in_flight", "timeout_ms",
+                  "delivery_attempts", "max_delivery_delay_ms", "max_in_flight", "timeout_ms", "max_per_second",
                   "breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
                   "breaker_disable_after_s", "breaker_on_disable"]
         widgets = {"type": forms.RadioSelect, "push_url": forms.URLInput(attrs={"placeholder": "https://…"})}

@@ -14,6 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.forms import RotateSecretForm, SubscriptionForm, TestEventForm
@@ -127,6 +128,7 @@ def subscription_detail_page(request: HttpRequest, subscription: Subscription,
         "counts": subscription_counts([subscription.pk]).get(subscription.pk, {}), "recent": recent,
         "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
         "breaker": subscription.breaker_policy, "breaker_history": subscription.breaker_history(20),
+        "now": timezone.now(),
         **schedule_context(settings_values(subscription), subscription.room),
     })
 

@@ -57,6 +57,10 @@ class Subscription(models.Model):
     max_delivery_delay_ms = models.PositiveBigIntegerField(null=True, blank=True)
     max_in_flight = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1)])
     timeout_ms = models.PositiveIntegerField(default=10_000, validators=[MinValueValidator(1)])
+    # POSTs per second at most, across every worker (delivery/push/rate.py); null: no limit.
+    max_per_second = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
+    # A 429 or 503 with Retry-After pauses the whole subscription until then (delivery/push/session.py).
+    throttled_until = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     status_reason = models.TextField(blank=True, default="")
     # Encrypted at rest with DOVECOTE_SECRETS_KEY (dovecote/encryption.py); plaintext on the instance.

@@ -337,3 +337,18 @@ def test_breaker_overrides_are_edited_with_the_rooms_values_as_placeholders(staf
     assert (subscription.breaker_failure_threshold, subscription.breaker_failure_ratio) == (3, 0)
     assert subscription.breaker_policy.probe_delay_ms == 500 and subscription.breaker_policy.failure_ratio is None
     assert subscription.breaker_on_disable == "dead_letter"
+
+
+def test_the_page_and_the_preview_show_the_rate_limit_beside_max_in_flight(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room, max_per_second=20, max_in_flight=5)
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+    assert "at most <strong>20 per second</strong> (across every worker) and 5 at once" in page
+    assert "a backlog of 1,000 takes at least 50 s" in page
+
+    preview = staff_client.post(f"/rooms/{room.pk}/subscriptions/preview/",
+                                {"max_per_second": "4", "max_in_flight": "2"}).content.decode()
+    assert "at most <strong>4 per second</strong> (across every worker) and 2 at once" in preview
+    assert "a backlog of 1,000 takes at least 250 s" in preview
+    unlimited = staff_client.post(f"/rooms/{room.pk}/subscriptions/preview/",
+                                  {"max_per_second": "", "max_in_flight": "2"}).content.decode()
+    assert "2 at once, no limit per second" in unlimited

@@ -24,6 +24,7 @@ from subscriptions.models import BreakerTransition, Subscription
 from subscriptions.rules import (
     MAX_FILTERS,
     MAX_IN_FLIGHT,
+    MAX_PER_SECOND,
     MAX_SECRET_OVERLAP_SECONDS,
     MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
@@ -117,6 +118,12 @@ class SubscriptionSerializer(serializers.ModelSerializer):
     max_delivery_delay_ms = cap_ms_field(required=False, help_text="Null: the room's value.")
     max_in_flight = serializers.IntegerField(min_value=1, max_value=MAX_IN_FLIGHT, required=False)
     timeout_ms = serializers.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, required=False)
+    max_per_second = serializers.IntegerField(
+        min_value=1, max_value=MAX_PER_SECOND, required=False, allow_null=True,
+        help_text="Push: POSTs per second at most, across every worker, beside `max_in_flight`; null: no limit.")
+    throttled_until = serializers.DateTimeField(
+        read_only=True, allow_null=True,
+        help_text="Push: a 429 or 503 with Retry-After pauses the whole subscription until this time.")
     destination = serializers.CharField(read_only=True, help_text="The broker queue, `room-{r}::subscription-{s}`.")
     breaker_failure_threshold = breaker_field("breaker_failure_threshold", required=False, allow_null=True)
     breaker_failure_ratio = breaker_field("breaker_failure_ratio", required=False, allow_null=True)
@@ -143,7 +150,8 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         model = Subscription
         fields = ["id", "room", "name", "type", "push_url", "event_types", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
-                  "timeout_ms", *BREAKER_FIELDS, "breaker_on_disable", "status", "status_reason", "destination",
+                  "timeout_ms", "max_per_second", "throttled_until", *BREAKER_FIELDS, "breaker_on_disable", "status",
+                  "status_reason", "destination",
                   "signing_secret", "previous_secret_until", "breaker", "last_error", "last_error_at", "created_at",
                   "updated_at"]
         read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",

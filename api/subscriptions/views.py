@@ -45,7 +45,8 @@ class SubscriptionFilters(serializers.Serializer):
     post=extend_schema(
         summary="Subscribe to a room",
         description="The reply is the only one that shows a push subscription's `signing_secret` in full "
-                    "(see rotate-secret). Limits: `max_in_flight` 1–1000, `timeout_ms` 100–300000, "
+                    "(see rotate-secret). Limits: `max_in_flight` 1–1000, `max_per_second` 1–10000 or null, "
+                    "`timeout_ms` 100–300000, "
                     "`delivery_attempts` 0–100, `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` "
                     "at least `delivery_delay_ms` when both are set here.",
         responses={201: SubscriptionSerializer, **error_responses(400, 403, 404, 409, 413)},

@@ -26,6 +26,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Coroutine
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from django.utils import timezone
@@ -35,6 +36,7 @@ from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import breaker, claims
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.ledger import Ledger
+from delivery.push.rate import RateLimiter
 from delivery.transports import PushRequest, PushResult, PushTransport
 from subscriptions.models import Subscription
 
@@ -53,6 +55,7 @@ class Engine(Protocol):
     bookkeeper: Bookkeeper
     ledger: Ledger | None  # PostgreSQL's fast path for fresh claims and successes; None elsewhere
     transport: PushTransport
+    rate: RateLimiter
     session_budget_s: float
     session_idle_s: float
 
@@ -78,6 +81,9 @@ class PushSession:
         self.outcomes: breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
         self._moving = False  # a breaker transition is being recorded
         self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
+        self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
+        self._token_waiters = 0  # POSTs waiting for a token
+        self._token_lock = asyncio.Lock()  # one take at a time
 
     # -- what the engine tells a session ----------------------------------------------------------
 
@@ -88,6 +94,8 @@ class PushSession:
         else:
             if self.subscription is not None and (self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S):
                 keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
+            if self.subscription is not None:
+                subscription.throttled_until = later(subscription.throttled_until, self.subscription.throttled_until)
             self.subscription = subscription
         self._wakeup.set()
 
@@ -140,10 +148,8 @@ class PushSession:
             if self.accepting and self.inbox and state == Breaker.OPEN:
                 if self._breaker_gate(consumer):
                     continue
-            elif self.accepting and self.inbox and self.in_flight < (width := self._width()) and not self._moving:
-                frames = [self.inbox.popleft() for _ in range(min(width - self.in_flight, len(self.inbox)))]
-                self.in_flight += len(frames)
-                self._spawn(self._attempt(consumer, frames))
+            elif (self.accepting and self.inbox and self.in_flight < self._width() and not self._moving
+                  and self._take_frames(consumer)):
                 continue
             if not self.accepting and self.in_flight == 0:
                 return
@@ -151,7 +157,45 @@ class PushSession:
                 return
             self._wakeup.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), WAKE_EVERY_S)
+                await asyncio.wait_for(self._wakeup.wait(), self._sleep_s())
+
+    def _take_frames(self, consumer: Consumer) -> bool:
+        """Start judging and POSTing what the inbox holds, within max_in_flight and a 429's pause; True if it did."""
+        subscription = self.subscription
+        assert subscription is not None
+        if (until := subscription.throttled_until) is not None and until > timezone.now():
+            return False  # the receiver asked the whole subscription to slow down (429/503 with Retry-After)
+        frames = [self.inbox.popleft() for _ in range(min(self._width() - self.in_flight, len(self.inbox)))]
+        self.in_flight += len(frames)
+        self._spawn(self._attempt(consumer, frames))
+        return True
+
+    async def _token(self) -> None:
+        """Wait for a token of max_per_second (none needed without a limit), just before a POST.
+
+        Taken right before the POST, not before judging, so the POSTs leave when the tokens are due
+        (rate.py); a take asks for as many as POSTs wait, so no token is kept for later.
+        """
+        self._token_waiters += 1
+        try:
+            async with self._token_lock:
+                while self.tokens == 0:
+                    limit = self.subscription.max_per_second if self.subscription is not None else None
+                    if limit is None:
+                        return
+                    granted, wait_s = await self.engine.rate.take(self.subscription_id, limit, self._token_waiters)
+                    await asyncio.sleep(wait_s)  # until the tokens granted may be used, or until asking again
+                    self.tokens += granted
+                self.tokens -= 1
+        finally:
+            self._token_waiters -= 1
+
+    def _sleep_s(self) -> float:
+        """How long the loop may wait for news: until a 429's pause ends, at most a second."""
+        sleep = WAKE_EVERY_S
+        if self.inbox and self.subscription is not None and (until := self.subscription.throttled_until) is not None:
+            sleep = min(sleep, max(0.001, (until - timezone.now()).total_seconds()))
+        return sleep
 
     def _width(self) -> int:
         """How many frames may be under way: one while the breaker probes, else `max_in_flight`."""
@@ -209,6 +253,8 @@ class PushSession:
         subscription, counter = self.subscription, self.outcomes
         if subscription is None or counter is None or result.gone:
             return
+        if result.retry_after_ms and result.status_code in (429, 503):
+            await self._slow_down(subscription, result)
         before = counter.failures
         move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
         if move is not None and not self._moving:
@@ -216,6 +262,15 @@ class PushSession:
             await self._move(breaker.record_move, subscription, move, counter.failures)
         elif counter.failures != before:
             await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, counter.failures)
+
+    async def _slow_down(self, subscription: Subscription, result: PushResult) -> None:
+        """A 429 (or 503) with Retry-After pauses the whole subscription, not only that message, until then."""
+        assert result.retry_after_ms is not None
+        until = (result.finished_at or timezone.now()) + timedelta(milliseconds=result.retry_after_ms)
+        if subscription.throttled_until is not None and subscription.throttled_until >= until:
+            return
+        subscription.throttled_until = until
+        await self.engine.bookkeeper.call(record_throttle, self.subscription_id, until)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -264,6 +319,7 @@ class PushSession:
                               correlation_id=message.correlation_id, attempt=attempt.attempt,
                               signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
                               timeout_ms=subscription.timeout_ms)
+        await self._token()
         result: PushResult = await self.engine.transport.post(request)
         try:
             if result.ok and self.engine.ledger is not None:
@@ -294,3 +350,15 @@ def keep_breaker_state(fresh: Subscription, own: Subscription) -> None:
     for field in ("breaker_state", "breaker_reason", "breaker_failures", "breaker_opened_at", "breaker_probes",
                   "breaker_next_probe_at"):
         setattr(fresh, field, getattr(own, field))
+
+
+def later(first: datetime | None, second: datetime | None) -> datetime | None:
+    """The later of two optional times."""
+    if first is None or second is None:
+        return first or second
+    return max(first, second)
+
+
+def record_throttle(subscription_id: int, until: datetime) -> None:
+    """Keep a receiver's slow-down on the row, so the session that takes over honours it too."""
+    Subscription.objects.filter(pk=subscription_id).update(throttled_until=until)

@@ -40,6 +40,8 @@ class PatchedSubscriptionRequest:
     """ Null: the room's value. """
     max_in_flight: int | Unset = UNSET
     timeout_ms: int | Unset = UNSET
+    max_per_second: int | None | Unset = UNSET
+    """ Push: POSTs per second at most, across every worker, beside `max_in_flight`; null: no limit. """
     breaker_failure_threshold: int | None | Unset = UNSET
     """ Consecutive failed attempts that open the breaker; 0: never on this rule. """
     breaker_failure_ratio: float | None | Unset = UNSET
@@ -104,6 +106,12 @@ class PatchedSubscriptionRequest:
 
         timeout_ms = self.timeout_ms
 
+        max_per_second: int | None | Unset
+        if isinstance(self.max_per_second, Unset):
+            max_per_second = UNSET
+        else:
+            max_per_second = self.max_per_second
+
         breaker_failure_threshold: int | None | Unset
         if isinstance(self.breaker_failure_threshold, Unset):
             breaker_failure_threshold = UNSET
@@ -161,6 +169,8 @@ class PatchedSubscriptionRequest:
             field_dict["max_in_flight"] = max_in_flight
         if timeout_ms is not UNSET:
             field_dict["timeout_ms"] = timeout_ms
+        if max_per_second is not UNSET:
+            field_dict["max_per_second"] = max_per_second
         if breaker_failure_threshold is not UNSET:
             field_dict["breaker_failure_threshold"] = breaker_failure_threshold
         if breaker_failure_ratio is not UNSET:
@@ -248,6 +258,15 @@ class PatchedSubscriptionRequest:
 
         timeout_ms = d.pop("timeout_ms", UNSET)
 
+        def _parse_max_per_second(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_per_second = _parse_max_per_second(d.pop("max_per_second", UNSET))
+
         def _parse_breaker_failure_threshold(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -311,6 +330,7 @@ class PatchedSubscriptionRequest:
             max_delivery_delay_ms=max_delivery_delay_ms,
             max_in_flight=max_in_flight,
             timeout_ms=timeout_ms,
+            max_per_second=max_per_second,
             breaker_failure_threshold=breaker_failure_threshold,
             breaker_failure_ratio=breaker_failure_ratio,
             breaker_window_s=breaker_window_s,

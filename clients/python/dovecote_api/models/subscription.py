@@ -30,6 +30,8 @@ class Subscription:
     type_: TypeEnum
     """ * `push` - Push
     * `pull` - Pull """
+    throttled_until: datetime.datetime | None
+    """ Push: a 429 or 503 with Retry-After pauses the whole subscription until this time. """
     status: SubscriptionStatusEnum
     """ * `active` - Active
     * `paused` - Paused
@@ -63,6 +65,8 @@ class Subscription:
     """ Null: the room's value. """
     max_in_flight: int | Unset = UNSET
     timeout_ms: int | Unset = UNSET
+    max_per_second: int | None | Unset = UNSET
+    """ Push: POSTs per second at most, across every worker, beside `max_in_flight`; null: no limit. """
     breaker_failure_threshold: int | None | Unset = UNSET
     """ Consecutive failed attempts that open the breaker; 0: never on this rule. """
     breaker_failure_ratio: float | None | Unset = UNSET
@@ -87,6 +91,12 @@ class Subscription:
         name = self.name
 
         type_: str = self.type_
+
+        throttled_until: None | str
+        if isinstance(self.throttled_until, datetime.datetime):
+            throttled_until = self.throttled_until.isoformat()
+        else:
+            throttled_until = self.throttled_until
 
         status: str = self.status
 
@@ -158,6 +168,12 @@ class Subscription:
 
         timeout_ms = self.timeout_ms
 
+        max_per_second: int | None | Unset
+        if isinstance(self.max_per_second, Unset):
+            max_per_second = UNSET
+        else:
+            max_per_second = self.max_per_second
+
         breaker_failure_threshold: int | None | Unset
         if isinstance(self.breaker_failure_threshold, Unset):
             breaker_failure_threshold = UNSET
@@ -200,6 +216,7 @@ class Subscription:
                 "room": room,
                 "name": name,
                 "type": type_,
+                "throttled_until": throttled_until,
                 "status": status,
                 "status_reason": status_reason,
                 "destination": destination,
@@ -228,6 +245,8 @@ class Subscription:
             field_dict["max_in_flight"] = max_in_flight
         if timeout_ms is not UNSET:
             field_dict["timeout_ms"] = timeout_ms
+        if max_per_second is not UNSET:
+            field_dict["max_per_second"] = max_per_second
         if breaker_failure_threshold is not UNSET:
             field_dict["breaker_failure_threshold"] = breaker_failure_threshold
         if breaker_failure_ratio is not UNSET:
@@ -256,6 +275,21 @@ class Subscription:
         name = d.pop("name")
 
         type_ = check_type_enum(d.pop("type"))
+
+        def _parse_throttled_until(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                throttled_until_type_0 = datetime.datetime.fromisoformat(data)
+
+                return throttled_until_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        throttled_until = _parse_throttled_until(d.pop("throttled_until"))
 
         status = check_subscription_status_enum(d.pop("status"))
 
@@ -366,6 +400,15 @@ class Subscription:
 
         timeout_ms = d.pop("timeout_ms", UNSET)
 
+        def _parse_max_per_second(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_per_second = _parse_max_per_second(d.pop("max_per_second", UNSET))
+
         def _parse_breaker_failure_threshold(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -423,6 +466,7 @@ class Subscription:
             room=room,
             name=name,
             type_=type_,
+            throttled_until=throttled_until,
             status=status,
             status_reason=status_reason,
             destination=destination,
@@ -441,6 +485,7 @@ class Subscription:
             max_delivery_delay_ms=max_delivery_delay_ms,
             max_in_flight=max_in_flight,
             timeout_ms=timeout_ms,
+            max_per_second=max_per_second,
             breaker_failure_threshold=breaker_failure_threshold,
             breaker_failure_ratio=breaker_failure_ratio,
             breaker_window_s=breaker_window_s,
