@@ -126,7 +126,35 @@ def check_delay_cap(form: forms.Form, delay_ms: int | None, cap_ms: int | None) 
                                                 "use multiplier 1 for a fixed delay.")
 
 
-class RoomForm(forms.ModelForm):
+BREAKER_FIELDS = ["breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
+                  "breaker_disable_after_s"]
+
+
+class BreakerFields(forms.Form):
+    """The circuit breaker's settings: a room's defaults, or a subscription's overrides of them."""
+
+    breaker_failure_threshold = forms.IntegerField(
+        min_value=0, max_value=MAX_BREAKER_THRESHOLD, required=False, label="Opens after consecutive failures",
+        help_text="0: never on this rule.")
+    breaker_failure_ratio = FiniteFloatField(
+        min_value=0.0, max_value=1.0, required=False, label="Opens at failure ratio",
+        help_text="Of at least 20 attempts in the window, 0–1; 0: never on this rule.")
+    breaker_window_s = forms.IntegerField(min_value=MIN_BREAKER_WINDOW_S, max_value=MAX_BREAKER_WINDOW_S,
+                                          required=False, label="Ratio window (s)")
+    breaker_probe_delay_ms = forms.IntegerField(
+        min_value=MIN_PROBE_DELAY_MS, max_value=MAX_PROBE_DELAY_MS, required=False, label="First probe after (ms)",
+        help_text="Doubled after each failed probe, at most 10 minutes.")
+    breaker_disable_after_s = forms.IntegerField(
+        min_value=MIN_DISABLE_AFTER_S, max_value=MAX_DISABLE_AFTER_S, required=False, label="Disable when open for (s)")
+
+    def keep_unset_breaker_settings(self, data: dict[str, Any]) -> None:
+        """A room's setting left empty keeps its value (the default for a new room): rooms have no "unset"."""
+        for name in BREAKER_FIELDS:
+            if data.get(name) is None:
+                data[name] = getattr(self.instance, name)  # type: ignore[attr-defined]
+
+
+class RoomForm(BreakerFields, forms.ModelForm):
     """A room's name and delivery settings."""
 
     message_expiration_ms = forms.IntegerField(
@@ -141,12 +169,18 @@ class RoomForm(forms.ModelForm):
     class Meta:
         model = Room
         fields = ["name", "description", "message_expiration_ms", "delivery_delay_ms", "delivery_delay_multiplier",
-                  "delivery_attempts", "max_delivery_delay_ms"]
+                  "delivery_attempts", "max_delivery_delay_ms", *BREAKER_FIELDS]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in BREAKER_FIELDS:
+            self.fields[name].widget.attrs["placeholder"] = str(getattr(self.instance, name))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         check_delay_cap(self, data.get("delivery_delay_ms"), data.get("max_delivery_delay_ms"))
+        self.keep_unset_breaker_settings(data)
         return data
 
 
@@ -256,11 +290,7 @@ PUSH_URL_MESSAGES = {PushUrlProblem.MISSING: "A push subscription needs a push U
                      PushUrlProblem.NOT_TAKEN: "A pull subscription takes no push URL."}
 
 
-BREAKER_FIELDS = ["breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
-                  "breaker_disable_after_s"]
-
-
-class SubscriptionForm(forms.ModelForm):
+class SubscriptionForm(BreakerFields, forms.ModelForm):
     """A push or pull subscription of a room: its filter and the overrides of the room's settings."""
 
     event_types = forms.MultipleChoiceField(
@@ -278,19 +308,6 @@ class SubscriptionForm(forms.ModelForm):
     max_per_second = forms.IntegerField(
         min_value=1, max_value=MAX_PER_SECOND, required=False, label="Max per second",
         help_text="Push: POSTs per second, across every worker; empty: no limit.")
-    breaker_failure_threshold = forms.IntegerField(
-        min_value=0, max_value=MAX_BREAKER_THRESHOLD, required=False, label="Opens after consecutive failures",
-        help_text="0: never on this rule.")
-    breaker_failure_ratio = FiniteFloatField(
-        min_value=0.0, max_value=1.0, required=False, label="Opens at failure ratio",
-        help_text="Of at least 20 attempts in the window, 0–1; 0: never on this rule.")
-    breaker_window_s = forms.IntegerField(min_value=MIN_BREAKER_WINDOW_S, max_value=MAX_BREAKER_WINDOW_S,
-                                          required=False, label="Ratio window (s)")
-    breaker_probe_delay_ms = forms.IntegerField(
-        min_value=MIN_PROBE_DELAY_MS, max_value=MAX_PROBE_DELAY_MS, required=False, label="First probe after (ms)",
-        help_text="Doubled after each failed probe, at most 10 minutes.")
-    breaker_disable_after_s = forms.IntegerField(
-        min_value=MIN_DISABLE_AFTER_S, max_value=MAX_DISABLE_AFTER_S, required=False, label="Disable when open for (s)")
     breaker_on_disable = forms.ChoiceField(
         choices=Subscription.OnDisable.choices, required=False,
         label="When the breaker disables it, what is on its way is",

@@ -393,8 +393,9 @@ def test_the_breaker_its_reason_next_probe_and_history_are_read_through_the_api(
 
 @pytest.mark.parametrize(("field", "value"), [("breaker_failure_ratio", 1.5), ("breaker_failure_threshold", -1),
                                               ("breaker_probe_delay_ms", 10), ("breaker_window_s", 0),
-                                              ("breaker_on_disable", "forget")])
-def test_breaker_settings_out_of_bounds_are_refused_naming_the_field(
+                                              ("breaker_on_disable", "forget"), ("max_per_second", 0),
+                                              ("max_per_second", 10_001)])
+def test_breaker_and_pace_settings_out_of_bounds_are_refused_naming_the_field(
         client: Client, admin_key: str, subscription: Subscription, field: str, value: object) -> None:
     response = call_api(client, "patch", f"/api/v1/subscriptions/{subscription.pk}/", {field: value}, admin_key)
     assert response.status_code == 400 and set(response.json()) == {field}
