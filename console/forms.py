@@ -15,13 +15,28 @@ from django.utils.text import capfirst
 from delivery.models import Delivery
 from dovecote.inputs import BadJson, parse_json, read_id
 from rooms.models import ApiKey, EventType, Room
-from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
+from rooms.rules import (
+    MAX_ATTEMPTS,
+    MAX_BREAKER_THRESHOLD,
+    MAX_BREAKER_WINDOW_S,
+    MAX_DELAY_MS,
+    MAX_DISABLE_AFTER_S,
+    MAX_MULTIPLIER,
+    MAX_PROBE_DELAY_MS,
+    MAX_SPAN_MS,
+    MIN_BREAKER_WINDOW_S,
+    MIN_DISABLE_AFTER_S,
+    MIN_PROBE_DELAY_MS,
+    cap_below_delay,
+)
 from rooms.schemas import SchemaRefused, check_event_type_schema
 from subscriptions import filters
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
 from subscriptions.rules import (
     MAX_IN_FLIGHT,
+    MAX_PER_SECOND,
+    MAX_SECRET_OVERLAP_SECONDS,
     MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
     PushUrlProblem,
@@ -112,7 +127,35 @@ def check_delay_cap(form: forms.Form, delay_ms: int | None, cap_ms: int | None) 
                                                 "use multiplier 1 for a fixed delay.")
 
 
-class RoomForm(forms.ModelForm):
+BREAKER_FIELDS = ["breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
+                  "breaker_disable_after_s"]
+
+
+class BreakerFields(forms.Form):
+    """The circuit breaker's settings: a room's defaults, or a subscription's overrides of them."""
+
+    breaker_failure_threshold = forms.IntegerField(
+        min_value=0, max_value=MAX_BREAKER_THRESHOLD, required=False, label="Opens after consecutive failures",
+        help_text="0: never on this rule.")
+    breaker_failure_ratio = FiniteFloatField(
+        min_value=0.0, max_value=1.0, required=False, label="Opens at failure ratio",
+        help_text="Of at least 20 attempts in the window, 0–1; 0: never on this rule.")
+    breaker_window_s = forms.IntegerField(min_value=MIN_BREAKER_WINDOW_S, max_value=MAX_BREAKER_WINDOW_S,
+                                          required=False, label="Ratio window (s)")
+    breaker_probe_delay_ms = forms.IntegerField(
+        min_value=MIN_PROBE_DELAY_MS, max_value=MAX_PROBE_DELAY_MS, required=False, label="First probe after (ms)",
+        help_text="Doubled after each failed probe, at most 10 minutes.")
+    breaker_disable_after_s = forms.IntegerField(
+        min_value=MIN_DISABLE_AFTER_S, max_value=MAX_DISABLE_AFTER_S, required=False, label="Disable when open for (s)")
+
+    def keep_unset_breaker_settings(self, data: dict[str, Any]) -> None:
+        """A room's setting left empty keeps its value (the default for a new room): rooms have no "unset"."""
+        for name in BREAKER_FIELDS:
+            if data.get(name) is None:
+                data[name] = getattr(self.instance, name)  # type: ignore[attr-defined]
+
+
+class RoomForm(BreakerFields, forms.ModelForm):
     """A room's name and delivery settings."""
 
     message_expiration_ms = forms.IntegerField(
@@ -127,12 +170,18 @@ class RoomForm(forms.ModelForm):
     class Meta:
         model = Room
         fields = ["name", "description", "message_expiration_ms", "delivery_delay_ms", "delivery_delay_multiplier",
-                  "delivery_attempts", "max_delivery_delay_ms"]
+                  "delivery_attempts", "max_delivery_delay_ms", *BREAKER_FIELDS]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in BREAKER_FIELDS:
+            self.fields[name].widget.attrs["placeholder"] = str(getattr(self.instance, name))
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         check_delay_cap(self, data.get("delivery_delay_ms"), data.get("max_delivery_delay_ms"))
+        self.keep_unset_breaker_settings(data)
         return data
 
 
@@ -242,7 +291,7 @@ PUSH_URL_MESSAGES = {PushUrlProblem.MISSING: "A push subscription needs a push U
                      PushUrlProblem.NOT_TAKEN: "A pull subscription takes no push URL."}
 
 
-class SubscriptionForm(forms.ModelForm):
+class SubscriptionForm(BreakerFields, forms.ModelForm):
     """A push or pull subscription of a room: its filter and the overrides of the room's settings."""
 
     event_types = forms.MultipleChoiceField(
@@ -264,12 +313,20 @@ class SubscriptionForm(forms.ModelForm):
                                        help_text="Push: concurrent POSTs.")
     timeout_ms = forms.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, initial=10_000,
                                     label="Timeout (ms)", help_text="Push: each POST's time limit.")
+    max_per_second = forms.IntegerField(
+        min_value=1, max_value=MAX_PER_SECOND, required=False, label="Max per second",
+        help_text="Push: POSTs per second, across every worker; empty: no limit.")
+    breaker_on_disable = forms.ChoiceField(
+        choices=Subscription.OnDisable.choices, required=False,
+        label="When the breaker disables it, what is on its way is",
+        help_text="hold: kept for a resume; dead_letter: dead-lettered with the reason (replayable).")
 
     class Meta:
         model = Subscription
         fields = ["name", "type", "push_url", "event_types", "payload_filter", "ordering", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
-                  "timeout_ms"]
+                  "timeout_ms", "max_per_second", "breaker_failure_threshold", "breaker_failure_ratio",
+                  "breaker_window_s", "breaker_probe_delay_ms", "breaker_disable_after_s", "breaker_on_disable"]
         widgets = {"type": forms.RadioSelect, "push_url": forms.URLInput(attrs={"placeholder": "https://…"})}
         labels = {"push_url": "Push URL", "ordering": "Ordering by ordering key"}
         help_texts = {"ordering": "On: the events of one ordering key one at a time, in publish order; a failing "
@@ -287,7 +344,8 @@ class SubscriptionForm(forms.ModelForm):
         placeholders = {"delivery_delay_ms": room.delivery_delay_ms,
                         "delivery_delay_multiplier": room.delivery_delay_multiplier,
                         "delivery_attempts": room.delivery_attempts,
-                        "max_delivery_delay_ms": room.max_delivery_delay_ms}
+                        "max_delivery_delay_ms": room.max_delivery_delay_ms,
+                        **{name: getattr(room, name) for name in BREAKER_FIELDS}}
         for name, value in placeholders.items():
             shown = "no cap" if value is None else value
             self.fields[name].widget.attrs["placeholder"] = f"room: {shown}"
@@ -314,6 +372,10 @@ class SubscriptionForm(forms.ModelForm):
         if problems := filters.filter_problems(spec):
             raise ValidationError(problems)
         return spec
+
+    def clean_breaker_on_disable(self) -> str:
+        """Not given (a form of an older page): keep the subscription's choice."""
+        return self.cleaned_data.get("breaker_on_disable") or self.instance.breaker_on_disable
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
@@ -388,6 +450,16 @@ class TestEventForm(forms.Form):
     payload = BoundedJSONField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
     correlation_id = forms.CharField(max_length=200, required=False, label="Correlation id",
                                      help_text="Empty: a new UUID.")
+
+
+class RotateSecretForm(forms.Form):
+    """How long the old signing secret keeps signing beside the new one."""
+
+    overlap_hours = forms.IntegerField(
+        min_value=0, max_value=MAX_SECRET_OVERLAP_SECONDS // 3600, required=False,
+        label="Keep the old secret signing for (hours)",
+        help_text="Each push carries both signatures meanwhile, so the receiver accepts it with either secret. "
+                  "0: the old secret stops at once; empty: the default overlap.")
 
 
 class ApiKeyForm(forms.Form):

@@ -121,7 +121,35 @@ def duration(ms: int | None) -> str:
 def settings_values(owner: Room | Subscription, *, expiration: bool = False) -> dict[str, Any]:
     """Return the delivery settings set on a room or subscription (unset overrides left out)."""
     names = [*RETRY_FIELDS, "message_expiration_ms"] if expiration else list(RETRY_FIELDS)
+    if isinstance(owner, Subscription):
+        names += PACE_FIELDS
     return {name: getattr(owner, name) for name in names if getattr(owner, name) is not None}
+
+
+PACE_FIELDS = ["max_in_flight", "max_per_second"]
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast a push subscription's POSTs may go, as the preview shows it."""
+
+    max_in_flight: int | None
+    max_per_second: int | None
+
+    def backlog_s(self, messages: int = 1000) -> float | None:
+        """The least time `messages` take at max_per_second (None without a limit)."""
+        return messages / self.max_per_second if self.max_per_second else None
+
+
+def pace(values: Mapping[str, Any]) -> Pace:
+    """Read max_in_flight and max_per_second from form values (blank or unreadable: none)."""
+    def number(name: str) -> int | None:
+        value = values.get(name)
+        try:
+            return int(value) if value not in (None, "") and int(value) > 0 else None
+        except (TypeError, ValueError):
+            return None
+    return Pace(number("max_in_flight"), number("max_per_second"))
 
 
 def schedule_context(values: Mapping[str, Any], overrides_of: Room | None = None) -> dict[str, Any]:
@@ -132,7 +160,8 @@ def schedule_context(values: Mapping[str, Any], overrides_of: Room | None = None
     policy, sources = settings.policy()
     return {"preview_form": settings, "preview": schedule(policy, settings.expiration_ms),
             # Where each value comes from matters only when a subscription overrides its room.
-            "sources": sources if overrides_of is not None else None}
+            "sources": sources if overrides_of is not None else None,
+            "pace": pace(values) if overrides_of is not None else None}
 
 
 def summary(policy: RetryPolicy) -> str:

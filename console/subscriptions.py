@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import timedelta
 
+from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
 from django.db.models import Count
@@ -13,9 +15,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import FilterCheckForm, SubscriptionForm, TestEventForm
+from console.forms import FilterCheckForm, RotateSecretForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from console.text import counted
@@ -142,6 +145,8 @@ def subscription_detail_page(request: HttpRequest, subscription: Subscription,
         "test_form": test_form, "test_event_type": first_matching_event_type(subscription),
         "payload_filter": json.dumps(subscription.payload_filter, ensure_ascii=False),
         "parked_keys": sequencing.parked_keys(subscription) if subscription.ordering == Ordering.PARK else [],
+        "breaker": subscription.breaker_policy, "breaker_history": subscription.breaker_history(20),
+        "now": timezone.now(),
         **schedule_context(settings_values(subscription), subscription.room),
     })
 
@@ -175,18 +180,33 @@ def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpRespo
 @staff_required
 @require_http_methods(["GET", "POST"])
 def subscription_rotate_secret(request: HttpRequest, subscription_id: int) -> HttpResponse:
-    """Ask to confirm (the old secret stops working at once), then replace the signing secret and show the new one."""
+    """Ask to confirm and for the overlap, then replace the signing secret and show the new one."""
     require_permission(request, "subscriptions.change_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     if subscription.type != Subscription.Type.PUSH:
         messages.error(request, "Only push subscriptions have a signing secret.")
         return redirect("console:subscription-detail", subscription_id=subscription.pk)
-    if request.method == "POST" and request.POST.get("confirmed"):
-        subscription.rotate_signing_secret()
+    default_hours = settings.DOVECOTE_SECRET_OVERLAP_SECONDS // 3600
+    form = RotateSecretForm(posted(request), initial={"overlap_hours": default_hours})
+    if request.method == "POST" and request.POST.get("confirmed") and form.is_valid():
+        hours = form.cleaned_data["overlap_hours"]
+        subscription.rotate_signing_secret(None if hours is None else timedelta(hours=hours))
         return show_secret_once(request, subscription, "rotated")
     return render_page(request, "console/subscription_rotate_confirm.html", {
-        "section": "subscriptions", "subscription": subscription, "room": subscription.room,
+        "section": "subscriptions", "subscription": subscription, "room": subscription.room, "form": form,
+        "old_secret_until": subscription.old_secret_until(),
     })
+
+
+@staff_required
+@require_POST
+def subscription_end_secret_overlap(request: HttpRequest, subscription_id: int) -> HttpResponse:
+    """Stop signing with the previous secret now, before its overlap ends."""
+    require_permission(request, "subscriptions.change_subscription")
+    subscription = get_object_or_404(Subscription, pk=subscription_id)
+    subscription.end_secret_overlap()
+    messages.success(request, f"Subscription {subscription.name} now signs with its current secret only.")
+    return redirect("console:subscription-detail", subscription_id=subscription.pk)
 
 
 def secret_key(subscription_id: int) -> str:

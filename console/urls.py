@@ -35,6 +35,8 @@ urlpatterns = [
          name="subscription-resume"),
     path("subscriptions/<int:subscription_id>/rotate-secret/", subscriptions.subscription_rotate_secret,
          name="subscription-rotate-secret"),
+    path("subscriptions/<int:subscription_id>/end-secret-overlap/", subscriptions.subscription_end_secret_overlap,
+         name="subscription-end-secret-overlap"),
     path("subscriptions/<int:subscription_id>/secret/", subscriptions.subscription_secret,
          name="subscription-secret"),
     path("subscriptions/<int:subscription_id>/release-key/", subscriptions.subscription_release_key,

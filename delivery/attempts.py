@@ -15,7 +15,7 @@ import logging
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 
@@ -160,6 +160,33 @@ def apply(broker: Broker, arrival: Arrival, delivery: DeliveryState | None, atte
     return None
 
 
+def hold_frames(broker: Broker, arrivals: list[Arrival], delay_ms: int) -> None:
+    """Put frames back on the broker for `delay_ms` without starting their attempts (an open circuit breaker).
+
+    Each frame is judged first: what the rules settle now (a stale copy, an expired message, a
+    poison message) is settled as usual; an attempt that would start (or start again) is deferred
+    with its number unchanged, so holding counts no attempt.
+    """
+    parsed = parse_frames(arrivals)
+    deliveries = load_deliveries({info.delivery_id for _, info in parsed})
+    now = timezone.now()
+    held = []
+    for index, info in parsed:
+        arrival = arrivals[index]
+        delivery = deliveries.get(info.delivery_id)
+        verdict = judge(delivery, subscription_id=arrival.subscription.pk,
+                        message_id=arrival.frame.headers.get(frames.MESSAGE_ID, ""), attempt=info.attempt,
+                        timeout_ms=arrival.subscription.timeout_ms, now=now)
+        if verdict.action in (Action.CLAIM, Action.RESUME):
+            assert delivery is not None
+            if defer(broker, arrival, delivery, info.attempt, delay_ms):
+                held.append(delivery.pk)
+        else:
+            apply(broker, arrival, delivery, info.attempt, verdict.action, verdict.reason, verdict.wait_ms)
+    if held:  # the log and the sweepers see when they are due now
+        Delivery.objects.filter(pk__in=held).mark_held(now + timedelta(milliseconds=delay_ms), now)
+
+
 def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[int]:
     """Start attempt `attempt` of each delivery still before it and unsettled; return the ids claimed."""
     claimed = Delivery.objects.filter(pk__in=delivery_ids).claim_attempt(attempt, now)
@@ -170,16 +197,17 @@ def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[
                .values_list("pk", flat=True))
 
 
-def defer(broker: Broker, arrival: Arrival, delivery: DeliveryState, attempt: int, delay_ms: int) -> None:
+def defer(broker: Broker, arrival: Arrival, delivery: DeliveryState, attempt: int, delay_ms: int) -> bool:
     """Put the same attempt back on the broker to be looked at again after `delay_ms`, then ack this copy."""
     try:
         broker.send(frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms, next_delay_ms=None,
                                      body=arrival.frame.body))
     except BrokerError:
         log.warning("could not put back attempt %d of delivery %s; the broker redelivers it", attempt, delivery.pk)
-        return  # unacked: it comes back
+        return False  # unacked: it comes back
     settle.record_send(delivery, PublishedMessage.Kind.RECHECK, delivery.destination, attempt, delay_ms)
     _ack(arrival)
+    return True
 
 
 def load_deliveries(ids: set[int]) -> dict[int, DeliveryState]:

@@ -138,6 +138,10 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
             status=Delivery.Status.RETRYING, attempt_started_at=None, next_attempt_at=next_attempt_at, **NO_LEASE,
             last_status_code=status_code, last_error=error, updated_at=now)
 
+    def mark_held(self, until: datetime, now: datetime) -> int:
+        """Keep status and attempt; the next attempt starts at `until` (an open circuit breaker holds it)."""
+        return self.unsettled().update(next_attempt_at=until, updated_at=now)
+
     def mark_dead_lettered(self, reason: str, now: datetime, *, attempt: int | None = None,
                            status_code: int | None = None, including_held: bool = False) -> int:
         """→ dead_lettered (kept, replayable); with `attempt`, only while it is still the current one;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import expiry, outbox, pull, retire, sequencing, watchdog
+from delivery import breakers, expiry, outbox, pull, retire, sequencing, watchdog
 from delivery.broker import QueueInUse
 from delivery.push import claims
 from delivery.push.engine import engine
@@ -57,3 +57,9 @@ def expire_leases() -> int:
 def resend_lost_frames() -> int:
     """Send again the deliveries overdue with no frame left on the broker (delivery/watchdog.py)."""
     return watchdog.resend_lost()
+
+
+@shared_task(ignore_result=True, expires=30)
+def disable_long_open_breakers() -> int:
+    """Disable subscriptions whose circuit breaker stayed open too long (delivery/breakers.py)."""
+    return len(breakers.disable_long_open())

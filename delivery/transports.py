@@ -70,6 +70,11 @@ class PushResult:
         return self.status_code == 410
 
 
+def signatures(secrets: tuple[str, ...], message_id: str, timestamp: int, body: bytes) -> str:
+    """Return the `webhook-signature` value: one signature per secret, space-separated (Standard Webhooks)."""
+    return " ".join(sign(secret, message_id, timestamp, body) for secret in secrets)
+
+
 @dataclass(frozen=True)
 class PushRequest:
     url: str
@@ -80,6 +85,11 @@ class PushRequest:
     signing_secret: str
     timeout_ms: int
     traceparent: str = ""  # W3C trace context for the receiver to continue, when the message has one
+    previous_secret: str = ""  # during a rotation's overlap: it signs too, a second signature
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self.signing_secret, self.previous_secret) if self.previous_secret else (self.signing_secret,)
 
     def headers(self, timestamp: int) -> dict[str, str]:
         """The Standard Webhooks headers and Dovecote's own, signed for `timestamp` (unix seconds)."""
@@ -88,7 +98,7 @@ class PushRequest:
             "User-Agent": USER_AGENT,
             "webhook-id": self.message_id,
             "webhook-timestamp": str(timestamp),
-            "webhook-signature": sign(self.signing_secret, self.message_id, timestamp, self.body),
+            "webhook-signature": signatures(self.secrets, self.message_id, timestamp, self.body),
             "X-Correlation-ID": self.correlation_id,
             "X-Delivery-Attempt": str(self.attempt),
         }

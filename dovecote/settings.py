@@ -176,6 +176,8 @@ CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "delivery.tasks.expire_leases", "schedule": 1.0},
     # The safety net for frames a broker lost (delivery/watchdog.py).
     "resend-lost-frames": {"task": "delivery.tasks.resend_lost_frames", "schedule": 10.0},
+    # Circuit breakers open longer than their limit disable their subscriptions (delivery/breakers.py).
+    "disable-long-open-breakers": {"task": "delivery.tasks.disable_long_open_breakers", "schedule": 30.0},
     # Five past each hour, once the previous hour is complete; a run still going makes the next one skip.
     "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),
                     "options": {"expires": 50 * 60}},
@@ -208,6 +210,9 @@ DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # hands over (so sessions spread over the workers), and how long it stays warm without messages.
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 300, minimum=1)
 DOVECOTE_PUSH_SESSION_IDLE_SECONDS = env_int("DOVECOTE_PUSH_SESSION_IDLE_SECONDS", 300, minimum=1)
+# After a signing-secret rotation, the old secret keeps signing pushes (a second signature) this long.
+DOVECOTE_SECRET_OVERLAP_SECONDS = env_int("DOVECOTE_SECRET_OVERLAP_SECONDS", 24 * 3600, minimum=0,
+                                          maximum=7 * 24 * 3600)
 DOVECOTE_MAX_BODY_BYTES = env_int("DOVECOTE_MAX_BODY_BYTES", 256 * 1024, minimum=1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 # JSON (request bodies, schemas, payloads) nested deeper than this many arrays and objects is refused.
@@ -283,6 +288,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "SubscriptionStatusEnum": "subscriptions.models.Subscription.Status",
+        "BreakerStateEnum": "subscriptions.models.Subscription.Breaker",
         "DeliveryStatusEnum": "delivery.models.Delivery.Status",
     },
 }

@@ -32,6 +32,21 @@ class Room(models.Model):
     max_delivery_delay_ms = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Cap on the redelivery delay; null: no cap."
     )
+    # The circuit breaker's defaults for the room's push subscriptions (subscriptions/breaker.py).
+    breaker_failure_threshold = models.PositiveIntegerField(
+        default=10, help_text="Consecutive failed attempts that open a subscription's breaker; 0: never on this rule."
+    )
+    breaker_failure_ratio = models.FloatField(
+        default=0.5,
+        help_text="Failed share of the attempts in the window that opens the breaker; 0: never on this rule.",
+    )
+    breaker_window_s = models.PositiveIntegerField(default=60, help_text="The failure ratio's window, in seconds.")
+    breaker_probe_delay_ms = models.PositiveIntegerField(
+        default=5000, help_text="Delay before the first probe of an open breaker, doubled after each failed probe."
+    )
+    breaker_disable_after_s = models.PositiveIntegerField(
+        default=5 * 24 * 3600, help_text="A breaker open this long disables its subscription."
+    )
     # Raised whenever the room's event types or subscriptions change: processes that cached what
     # the room's events go to (delivery/routing.py) see the new value and read them again.
     routing_version = models.PositiveBigIntegerField(default=0, editable=False)

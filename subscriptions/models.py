@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import base64
 import secrets
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -13,6 +15,7 @@ from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
+from subscriptions.breaker import BreakerPolicy
 from subscriptions.retry import RetryPolicy
 
 
@@ -40,6 +43,15 @@ class Subscription(models.Model):
         PAUSED = "paused"
         DISABLED = "disabled"
 
+    class Breaker(models.TextChoices):
+        CLOSED = "closed"
+        OPEN = "open"
+        HALF_OPEN = "half_open"
+
+    class OnDisable(models.TextChoices):
+        HOLD = "hold"  # pending deliveries wait for a resume
+        DEAD_LETTER = "dead_letter"  # pending deliveries are dead-lettered with the reason
+
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="subscriptions")
     name = models.CharField(max_length=200)
     type = models.CharField(max_length=10, choices=Type.choices)
@@ -56,12 +68,33 @@ class Subscription(models.Model):
     max_delivery_delay_ms = models.PositiveBigIntegerField(null=True, blank=True)
     max_in_flight = models.PositiveIntegerField(default=10, validators=[MinValueValidator(1)])
     timeout_ms = models.PositiveIntegerField(default=10_000, validators=[MinValueValidator(1)])
+    # POSTs per second at most, across every worker (delivery/push/rate.py); null: no limit.
+    max_per_second = models.PositiveIntegerField(null=True, blank=True, validators=[MinValueValidator(1)])
+    # A 429 or 503 with Retry-After pauses the whole subscription until then (delivery/push/session.py).
+    throttled_until = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     status_reason = models.TextField(blank=True, default="")
     # Encrypted at rest with DOVECOTE_SECRETS_KEY (dovecote/encryption.py); plaintext on the instance.
     signing_secret = EncryptedTextField(default=new_signing_secret)
+    # After a rotation, the secret it replaced keeps signing too (a second signature) until this time.
+    previous_signing_secret = EncryptedTextField(blank=True, default="")
+    previous_secret_until = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
+    # The circuit breaker (subscriptions/breaker.py): overrides of the room's settings (null: the room's)…
+    breaker_failure_threshold = models.PositiveIntegerField(null=True, blank=True)
+    breaker_failure_ratio = models.FloatField(null=True, blank=True)
+    breaker_window_s = models.PositiveIntegerField(null=True, blank=True)
+    breaker_probe_delay_ms = models.PositiveIntegerField(null=True, blank=True)
+    breaker_disable_after_s = models.PositiveIntegerField(null=True, blank=True)
+    breaker_on_disable = models.CharField(max_length=12, choices=OnDisable.choices, default=OnDisable.HOLD)
+    # …and its state, written by move_breaker (and the failure count by the push session).
+    breaker_state = models.CharField(max_length=10, choices=Breaker.choices, default=Breaker.CLOSED)
+    breaker_reason = models.TextField(blank=True, default="")  # why it is in this state: the last transition's
+    breaker_failures = models.PositiveIntegerField(default=0)  # consecutive failed attempts
+    breaker_opened_at = models.DateTimeField(null=True, blank=True)
+    breaker_probes = models.PositiveIntegerField(default=0)  # failed probes since it opened
+    breaker_next_probe_at = models.DateTimeField(null=True, blank=True)
     # A push session (one worker draining this subscription's queue) holds this claim while it runs.
     session_until = models.DateTimeField(null=True, blank=True)
     session_token = models.CharField(max_length=32, blank=True, default="")
@@ -115,6 +148,65 @@ class Subscription(models.Model):
         return self.ordering != self.Ordering.OFF
 
     @property
+    def breaker_policy(self) -> BreakerPolicy:
+        """Return the effective breaker settings: each override, else the room's value."""
+        room = self.room
+        ratio = _first_set(self.breaker_failure_ratio, room.breaker_failure_ratio)
+        return BreakerPolicy(
+            failure_threshold=_first_set(self.breaker_failure_threshold, room.breaker_failure_threshold),
+            failure_ratio=ratio or None,
+            window_s=_first_set(self.breaker_window_s, room.breaker_window_s),
+            probe_delay_ms=_first_set(self.breaker_probe_delay_ms, room.breaker_probe_delay_ms),
+            disable_after_s=_first_set(self.breaker_disable_after_s, room.breaker_disable_after_s),
+        )
+
+    @property
+    def breaker_is_closed(self) -> bool:
+        return self.breaker_state == self.Breaker.CLOSED
+
+    def move_breaker(self, to: str, reason: str, *, now: datetime, delivery_id: int | None = None,
+                     attempt: int | None = None, failures: int | None = None) -> bool:
+        """Move the breaker to `to` from this instance's state and record it; False if it moved meanwhile.
+
+        Opening (from closed) starts the probe schedule; reopening (a failed probe) counts a failed
+        probe and schedules the next; half-open probes now; closing forgets the outage.
+        """
+        Breaker = self.Breaker
+        changes: dict[str, Any] = {"breaker_state": to, "breaker_reason": reason}
+        if to == Breaker.OPEN:
+            reopened = self.breaker_state != Breaker.CLOSED
+            probes = self.breaker_probes + 1 if reopened else 0
+            changes.update(breaker_probes=probes, breaker_opened_at=self.breaker_opened_at if reopened else now,
+                           breaker_next_probe_at=now + timedelta(milliseconds=self.breaker_policy.probe_delay(probes)))
+        elif to == Breaker.HALF_OPEN:
+            changes.update(breaker_next_probe_at=None)
+        else:
+            changes.update(breaker_failures=0, breaker_probes=0, breaker_opened_at=None, breaker_next_probe_at=None)
+        if failures is not None and to != Breaker.CLOSED:
+            changes["breaker_failures"] = failures
+        moved = Subscription.objects.filter(pk=self.pk, breaker_state=self.breaker_state).update(**changes)
+        if not moved:
+            return False
+        BreakerTransition.objects.create(subscription=self, at=now, from_state=self.breaker_state, to_state=to,
+                                         reason=reason, delivery_id=delivery_id, attempt=attempt)
+        for field, value in changes.items():
+            setattr(self, field, value)
+        return True
+
+    def disable_by_breaker(self, reason: str, *, now: datetime) -> None:
+        """Disable the subscription because its breaker stayed open too long; the breaker stays open, recorded."""
+        BreakerTransition.objects.create(subscription=self, at=now, from_state=self.breaker_state,
+                                         to_state=self.Breaker.OPEN, reason=reason)
+        Subscription.objects.filter(pk=self.pk).update(breaker_state=self.Breaker.OPEN, breaker_next_probe_at=None,
+                                                       breaker_reason=reason)
+        self.breaker_state, self.breaker_next_probe_at, self.breaker_reason = self.Breaker.OPEN, None, reason
+        self.disable(reason)
+
+    def breaker_history(self, limit: int = 50) -> list[BreakerTransition]:
+        """The breaker's latest transitions, newest first."""
+        return list(self.breaker_transitions.order_by("-at", "-pk")[:limit])
+
+    @property
     def is_active(self) -> bool:
         return self.status == self.Status.ACTIVE
 
@@ -138,7 +230,13 @@ class Subscription(models.Model):
         self.save(update_fields=["status", "status_reason", "updated_at"])
 
     def resume(self) -> None:
-        """Make a paused or disabled subscription active again and forget why it stopped."""
+        """Make a paused or disabled subscription active again and forget why it stopped.
+
+        An open breaker becomes half-open: the first attempt after the resume is its probe.
+        """
+        if self.breaker_state == self.Breaker.OPEN:
+            self.move_breaker(self.Breaker.HALF_OPEN, "the subscription was resumed: the next attempt probes",
+                              now=timezone.now())
         if self.is_active and not self.status_reason:
             return
         self.status = self.Status.ACTIVE
@@ -163,11 +261,61 @@ class Subscription(models.Model):
             return None
         return self.signing_secret[:SHOWN_SECRET_CHARS] + "…"
 
-    def rotate_signing_secret(self) -> str:
-        """Replace the signing secret and return the new one."""
+    def rotate_signing_secret(self, overlap: timedelta | None = None) -> str:
+        """Replace the signing secret and return the new one; the old one keeps signing for `overlap`.
+
+        `overlap` defaults to DOVECOTE_SECRET_OVERLAP_SECONDS; zero ends the old secret at once. A
+        rotation during an overlap drops the oldest secret: at most two sign a push.
+        """
+        if overlap is None:
+            overlap = timedelta(seconds=settings.DOVECOTE_SECRET_OVERLAP_SECONDS)
+        if overlap > timedelta(0):
+            self.previous_signing_secret = self.signing_secret
+            self.previous_secret_until = timezone.now() + overlap
+        else:
+            self.previous_signing_secret, self.previous_secret_until = "", None
         self.signing_secret = new_signing_secret()
-        self.save(update_fields=["signing_secret", "updated_at"])
+        self.save(update_fields=["signing_secret", "previous_signing_secret", "previous_secret_until",
+                                 "updated_at"])
         return self.signing_secret
+
+    def end_secret_overlap(self) -> None:
+        """Stop signing with the previous secret now, before its overlap window ends."""
+        self.previous_signing_secret, self.previous_secret_until = "", None
+        self.save(update_fields=["previous_signing_secret", "previous_secret_until", "updated_at"])
+
+    def old_secret_until(self, now: datetime | None = None) -> datetime | None:
+        """When the previous secret stops signing, if it still does (None: only the current one signs)."""
+        if self.previous_secret_until is None or not self.previous_signing_secret:
+            return None
+        return self.previous_secret_until if self.previous_secret_until > (now or timezone.now()) else None
+
+    def signing_secrets(self, now: datetime | None = None) -> tuple[str, ...]:
+        """The secrets a push is signed with now: the current one, and the previous one during its overlap."""
+        if self.old_secret_until(now) is None:
+            return (self.signing_secret,)
+        return (self.signing_secret, self.previous_signing_secret)
+
+
+class BreakerTransition(models.Model):
+    """One change of a subscription's circuit breaker: when, from and to which state, why, and which attempt."""
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="breaker_transitions")
+    at = models.DateTimeField()
+    from_state = models.CharField(max_length=10, choices=Subscription.Breaker.choices)
+    to_state = models.CharField(max_length=10, choices=Subscription.Breaker.choices)
+    reason = models.TextField()
+    # The attempt that caused it (none for a probe time that came, a resume, a disable); kept as plain
+    # ids because deliveries live in delivery/, above this app.
+    delivery_id = models.BigIntegerField(null=True, blank=True)
+    attempt = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [models.Index(fields=["subscription", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id}: {self.from_state} → {self.to_state} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full

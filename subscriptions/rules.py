@@ -17,8 +17,10 @@ from subscriptions.models import Subscription
 from subscriptions.push_urls import UnsafePushUrl, check_push_url
 
 MAX_IN_FLIGHT = 1000
+MAX_PER_SECOND = 10_000
 MIN_TIMEOUT_MS, MAX_TIMEOUT_MS = 100, 300_000
 MAX_FILTERS = 100
+MAX_SECRET_OVERLAP_SECONDS = 7 * 24 * 3600  # a rotation's overlap window, at most
 
 
 class PushUrlProblem(enum.Enum):

@@ -48,11 +48,13 @@ from dovecote_api.api.rooms import (
 )
 from dovecote_api.api.subscriptions import (
     subscriptions_ack,
+    subscriptions_breaker,
     subscriptions_dead_letters_list,
     subscriptions_dead_letters_purge,
     subscriptions_dead_letters_purge_deprecated,
     subscriptions_dead_letters_replay,
     subscriptions_destroy,
+    subscriptions_end_secret_overlap,
     subscriptions_extend,
     subscriptions_nack,
     subscriptions_parked_keys,
@@ -79,6 +81,7 @@ from dovecote_api.models import (
     PullRequest,
     ReleaseKeyRequest,
     RoomRequest,
+    RotateSecretRequest,
     SubscriptionRequest,
 )
 from dovecote_client import Consumed, DeadLetter, Dovecote, DovecoteError, Event, Retry
@@ -149,7 +152,11 @@ def test_the_generated_client_performs_every_documented_operation(admin: Dovecot
     assert patched.max_in_flight == 5
     assert call(subscriptions_pause, push.id).status == "paused"
     assert call(subscriptions_resume, push.id).status == "active"
-    assert call(subscriptions_rotate_secret, push.id).signing_secret != push.signing_secret
+    rotated = call(subscriptions_rotate_secret, push.id, body=RotateSecretRequest(overlap_seconds=3600))
+    assert rotated.signing_secret != push.signing_secret and rotated.previous_secret_until
+    assert call(subscriptions_end_secret_overlap, push.id).previous_secret_until is None
+    breaker = call(subscriptions_breaker, push.id)
+    assert breaker.state == "closed" and breaker.history == []
 
     published = call(messages_publish, room.id, x_correlation_id="order-1", body=PublishRequest(
         event_type="order.created", event_version="1", payload={"order_id": 1}))

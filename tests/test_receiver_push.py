@@ -156,22 +156,22 @@ def test_pushes_are_accepted_across_a_secret_rotation(client: Client, room: Room
                                                       shops: Callable[..., Shop]) -> None:
     subscription = make_subscription(room, push_url="http://127.0.0.1:9/")
     old = subscription.signing_secret
-    rotated = client.post(f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/",
-                          HTTP_AUTHORIZATION=f"Bearer {key}")
+    rotated = client.post(f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/", {"overlap_seconds": 0},
+                          content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
     new = rotated.json()["signing_secret"]
     capture: list[Captured] = []
     both = shops([old, new], wrap=lambda app: capture.append(Captured(app)) or capture[0])
     Subscription.objects.filter(pk=subscription.pk).update(push_url=both.url)
 
-    message_id = order(client, key, room, 6)  # Dovecote signs with the new secret only
+    message_id = order(client, key, room, 6)  # no overlap asked for: Dovecote signs with the new secret only
 
     wait_for_status(message_id, subscription.pk, "delivered")
     assert both.statuses == [200]
-    # During an overlap a push carries both signatures: a receiver that knows either secret accepts it.
     headers, body = capture[0].requests[0]
     assert Verifier([new]).verify(headers, body) == message_id
     with pytest.raises(ForgedPush):
         Verifier([old]).verify(headers, body)
+    # During an overlap a push carries both signatures: a receiver that knows either secret accepts it.
     overlap = signed_headers([old, new], message_id, body)
     assert len(overlap["webhook-signature"].split(" ")) == 2
     for knows in ([old], [new]):

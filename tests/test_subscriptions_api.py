@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.forms.models import model_to_dict
 from django.test import Client
+from django.utils import timezone
 
 from delivery.models import Delivery
 from delivery.push import claims
@@ -67,6 +69,8 @@ def state() -> list[dict]:
         ("post", "/api/v1/subscriptions/{sub}/pause/", None, 200),
         ("post", "/api/v1/subscriptions/{sub}/resume/", None, 200),
         ("post", "/api/v1/subscriptions/{sub}/rotate-secret/", None, 200),
+        ("post", "/api/v1/subscriptions/{sub}/end-secret-overlap/", None, 200),
+        ("get", "/api/v1/subscriptions/{sub}/breaker/", None, 200),
     ],
 )
 def test_admin_keys_and_keys_of_the_room_manage_its_subscriptions(
@@ -322,6 +326,95 @@ def test_rotating_the_secret_shows_the_new_one_in_full_once(client: Client, admi
     assert shown["signing_secret"] == subscription.signing_secret[:10] + "…"
 
 
+def test_a_rotation_keeps_the_old_secret_signing_for_the_overlap_the_reply_names(
+        client: Client, admin_key: str, subscription: Subscription) -> None:
+    old = subscription.signing_secret
+    path = f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/"
+    before = timezone.now()
+    reply = call_api(client, "post", path, {"overlap_seconds": 3600}, admin_key).json()
+    subscription.refresh_from_db()
+    until = subscription.old_secret_until()
+    assert until is not None and timedelta(seconds=3599) <= until - before <= timedelta(seconds=3601)
+    assert reply["previous_secret_until"] == until.isoformat().replace("+00:00", "Z")
+    assert subscription.signing_secrets() == (reply["signing_secret"], old)
+
+    ended = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/end-secret-overlap/", None,
+                     admin_key).json()
+    subscription.refresh_from_db()
+    assert ended["previous_secret_until"] is None and subscription.signing_secrets() == (reply["signing_secret"],)
+
+
+def test_a_rotation_without_an_overlap_length_keeps_the_old_secret_for_a_day(
+        client: Client, admin_key: str, subscription: Subscription) -> None:
+    before = timezone.now()
+    call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/", None, admin_key)
+    subscription.refresh_from_db()
+    until = subscription.old_secret_until()
+    assert until is not None and timedelta(hours=24) <= until - before <= timedelta(hours=24, seconds=5)
+
+
+@pytest.mark.parametrize("overlap", [-1, 7 * 24 * 3600 + 1, "a day"])
+def test_an_overlap_out_of_bounds_is_refused_naming_the_field(client: Client, admin_key: str,
+                                                               subscription: Subscription, overlap: object) -> None:
+    old = subscription.signing_secret
+    response = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/",
+                        {"overlap_seconds": overlap}, admin_key)
+    subscription.refresh_from_db()
+    assert response.status_code == 400 and set(response.json()) == {"overlap_seconds"}
+    assert subscription.signing_secret == old
+
+
+def test_a_rotation_with_a_zero_overlap_stops_the_old_secret_at_once(client: Client, admin_key: str,
+                                                                      subscription: Subscription) -> None:
+    reply = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/rotate-secret/",
+                     {"overlap_seconds": 0}, admin_key).json()
+    subscription.refresh_from_db()
+    assert reply["previous_secret_until"] is None and subscription.signing_secrets() == (reply["signing_secret"],)
+
+
+def test_the_breaker_its_reason_next_probe_and_history_are_read_through_the_api(
+        client: Client, admin_key: str, subscription: Subscription) -> None:
+    now = timezone.now()
+    subscription.move_breaker("open", "10 consecutive attempts failed, the last: HTTP 500", now=now,
+                              delivery_id=12, attempt=4, failures=10)
+
+    breaker = call_api(client, "get", f"/api/v1/subscriptions/{subscription.pk}/breaker/", None, admin_key).json()
+    shown = call_api(client, "get", f"/api/v1/subscriptions/{subscription.pk}/", None, admin_key).json()["breaker"]
+
+    assert breaker["state"] == "open" and breaker["reason"] == "10 consecutive attempts failed, the last: HTTP 500"
+    assert breaker["consecutive_failures"] == 10 and breaker["failed_probes"] == 0
+    assert breaker["next_probe_at"] == (now + timedelta(seconds=5)).isoformat().replace("+00:00", "Z")
+    assert breaker["probe_schedule_ms"] == [5000, 10000, 20000, 40000, 80000, 160000]
+    [transition] = breaker["history"]
+    assert transition["from_state"] == "closed" and transition["to_state"] == "open"
+    assert (transition["delivery_id"], transition["attempt"]) == (12, 4)
+    assert {k: v for k, v in breaker.items() if k != "history"} == shown
+
+
+@pytest.mark.parametrize(("field", "value"), [("breaker_failure_ratio", 1.5), ("breaker_failure_threshold", -1),
+                                              ("breaker_probe_delay_ms", 10), ("breaker_window_s", 0),
+                                              ("breaker_on_disable", "forget"), ("max_per_second", 0),
+                                              ("max_per_second", 10_001)])
+def test_breaker_and_pace_settings_out_of_bounds_are_refused_naming_the_field(
+        client: Client, admin_key: str, subscription: Subscription, field: str, value: object) -> None:
+    response = call_api(client, "patch", f"/api/v1/subscriptions/{subscription.pk}/", {field: value}, admin_key)
+    assert response.status_code == 400 and set(response.json()) == {field}
+
+
+def test_breaker_overrides_fall_back_to_the_rooms_defaults(client: Client, admin_key: str,
+                                                          subscription: Subscription) -> None:
+    room_id = subscription.room_id
+    call_api(client, "patch", f"/api/v1/rooms/{room_id}/", {"breaker_failure_threshold": 4,
+                                                             "breaker_probe_delay_ms": 250}, admin_key)
+    call_api(client, "patch", f"/api/v1/subscriptions/{subscription.pk}/", {"breaker_probe_delay_ms": 1000,
+                                                                             "breaker_on_disable": "dead_letter"},
+             admin_key)
+    subscription = Subscription.objects.select_related("room").get(pk=subscription.pk)
+    policy = subscription.breaker_policy
+    assert (policy.failure_threshold, policy.probe_delay_ms, policy.failure_ratio) == (4, 1000, 0.5)
+    assert subscription.breaker_on_disable == "dead_letter"
+
+
 def test_a_pull_subscription_has_no_secret_to_rotate(client: Client, admin_key: str, api_room: Room) -> None:
     pull = make_subscription(api_room, type="pull")
     response = call_api(client, "post", f"/api/v1/subscriptions/{pull.pk}/rotate-secret/", None, admin_key)
@@ -365,6 +458,8 @@ def test_deleting_a_subscription_dead_letters_what_is_on_its_way_and_drains_its_
         ("post", "/api/v1/subscriptions/{missing}/pause/"),
         ("post", "/api/v1/subscriptions/{missing}/resume/"),
         ("post", "/api/v1/subscriptions/{missing}/rotate-secret/"),
+        ("post", "/api/v1/subscriptions/{missing}/end-secret-overlap/"),
+        ("get", "/api/v1/subscriptions/{missing}/breaker/"),
     ],
 )
 def test_unknown_ids_are_404(client: Client, admin_key: str, method: str, path: str) -> None:

@@ -129,3 +129,18 @@ def test_deleting_a_room_asks_first_then_removes_it(staff_client: Client) -> Non
 
 def test_an_unknown_room_is_404(staff_client: Client) -> None:
     assert staff_client.get("/rooms/999999999/").status_code == 404
+
+
+def test_a_rooms_breaker_defaults_are_edited_and_kept_when_left_empty(staff_client: Client) -> None:
+    room = make_room(name="breakers")
+    form = staff_client.get(f"/rooms/{room.pk}/edit/").content.decode()
+    assert 'name="breaker_failure_threshold"' in form and 'placeholder="10"' in form
+
+    response = staff_client.post(f"/rooms/{room.pk}/edit/", {
+        "name": "breakers", "delivery_delay_ms": 1000, "delivery_delay_multiplier": 2, "delivery_attempts": 5,
+        "breaker_failure_threshold": 4, "breaker_failure_ratio": "", "breaker_probe_delay_ms": 250})
+
+    assert response.status_code == 302
+    room.refresh_from_db()
+    assert (room.breaker_failure_threshold, room.breaker_probe_delay_ms) == (4, 250)
+    assert (room.breaker_failure_ratio, room.breaker_window_s) == (0.5, 60)  # left empty: kept

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from delivery.models import Delivery, Message
 from rooms.models import Room
@@ -182,17 +185,50 @@ def test_rotating_the_secret_asks_first_then_shows_the_new_one_once(staff_client
     asked = staff_client.get(path).content.decode()
     unconfirmed = staff_client.post(path)
     subscription.refresh_from_db()
-    assert "The old secret stops working at once." in asked and 'name="confirmed"' in asked
+    assert "the old secret signs them too" in asked and 'name="confirmed"' in asked
+    assert 'name="overlap_hours"' in asked and 'value="24"' in asked
     assert unconfirmed.status_code == 200 and subscription.signing_secret == old
 
-    response = staff_client.post(path, {"confirmed": "yes"})
+    response = staff_client.post(path, {"confirmed": "yes", "overlap_hours": "24"})
 
     subscription.refresh_from_db()
     assert subscription.signing_secret != old and subscription.signing_secret.startswith("whsec_")
+    assert subscription.previous_signing_secret == old
     assert response.status_code == 302 and response["Location"] == f"/subscriptions/{subscription.pk}/secret/"
-    assert subscription.signing_secret in staff_client.get(response["Location"]).content.decode()
+    shown = staff_client.get(response["Location"]).content.decode()
+    assert subscription.signing_secret in shown and "with the old one too until" in shown
     assert subscription.signing_secret not in staff_client.get(response["Location"]).content.decode()
     assert subscription.signing_secret not in staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+
+
+def test_the_old_secret_signs_until_the_overlap_ends_or_is_ended_early_in_the_ui(
+        staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room)
+    old = subscription.signing_secret
+    staff_client.post(f"/subscriptions/{subscription.pk}/rotate-secret/", {"confirmed": "yes", "overlap_hours": "2"})
+    subscription.refresh_from_db()
+    until = subscription.old_secret_until()
+    assert until is not None and subscription.signing_secrets() == (subscription.signing_secret, old)
+
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+    assert f"signs each push too until {until:%Y-%m-%d %H:%M:%S} UTC" in page
+    assert old not in page
+
+    staff_client.post(f"/subscriptions/{subscription.pk}/end-secret-overlap/")
+
+    subscription.refresh_from_db()
+    assert subscription.old_secret_until() is None and subscription.signing_secrets() == (subscription.signing_secret,)
+    assert "secret-overlap" not in staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+
+
+def test_an_overlap_beyond_a_week_is_refused_with_the_field_named(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room)
+    old = subscription.signing_secret
+    response = staff_client.post(f"/subscriptions/{subscription.pk}/rotate-secret/",
+                                 {"confirmed": "yes", "overlap_hours": "169"})
+    subscription.refresh_from_db()
+    assert response.status_code == 200 and subscription.signing_secret == old
+    assert "Ensure this value is less than or equal to 168." in response.content.decode()
 
 
 def test_a_pull_subscription_has_no_secret_to_rotate(staff_client: Client, room: Room) -> None:
@@ -267,3 +303,52 @@ def test_the_list_filters_by_room_type_and_status(staff_client: Client, room: Ro
     assert names(f"room={room.pk}") == {"billing", "warehouse"}
     assert names("type=pull") == {"warehouse"}
     assert names("status=paused") == {"ledger"}
+
+
+def test_the_page_shows_the_breaker_its_reason_next_probe_and_history(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room, breaker_probe_delay_ms=2000)
+    closed_page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+    assert 'badge-closed">closed' in closed_page and "No failures have opened it." in closed_page
+    assert "after 2000 ms, 4000 ms, 8000 ms" in closed_page
+    now = timezone.now()
+    subscription.move_breaker("open", "10 consecutive attempts failed, the last: HTTP 500", now=now, delivery_id=7,
+                              attempt=3, failures=10)
+
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+
+    assert 'badge-open">open' in page
+    assert "10 consecutive attempts failed, the last: HTTP 500" in page
+    probe_at = now + timedelta(seconds=2)
+    assert f"{probe_at:%Y-%m-%d %H:%M:%S} UTC (probe 1)" in page
+    assert "closed → <strong>open</strong>" in page and "(delivery 7, attempt 3)" in page
+
+
+def test_breaker_overrides_are_edited_with_the_rooms_values_as_placeholders(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room)
+    form = staff_client.get(f"/subscriptions/{subscription.pk}/edit/").content.decode()
+    assert 'placeholder="room: 10"' in form and 'placeholder="room: 432000"' in form
+
+    staff_client.post(f"/subscriptions/{subscription.pk}/edit/", {
+        "name": subscription.name, "push_url": subscription.push_url, "max_in_flight": 10, "timeout_ms": 10000,
+        "breaker_failure_threshold": 3, "breaker_failure_ratio": "0", "breaker_probe_delay_ms": 500,
+        "breaker_on_disable": "dead_letter"})
+
+    subscription.refresh_from_db()
+    assert (subscription.breaker_failure_threshold, subscription.breaker_failure_ratio) == (3, 0)
+    assert subscription.breaker_policy.probe_delay_ms == 500 and subscription.breaker_policy.failure_ratio is None
+    assert subscription.breaker_on_disable == "dead_letter"
+
+
+def test_the_page_and_the_preview_show_the_rate_limit_beside_max_in_flight(staff_client: Client, room: Room) -> None:
+    subscription = make_subscription(room, max_per_second=20, max_in_flight=5)
+    page = staff_client.get(f"/subscriptions/{subscription.pk}/").content.decode()
+    assert "at most <strong>20 per second</strong> (across every worker) and 5 at once" in page
+    assert "a backlog of 1,000 takes at least 50 s" in page
+
+    preview = staff_client.post(f"/rooms/{room.pk}/subscriptions/preview/",
+                                {"max_per_second": "4", "max_in_flight": "2"}).content.decode()
+    assert "at most <strong>4 per second</strong> (across every worker) and 2 at once" in preview
+    assert "a backlog of 1,000 takes at least 250 s" in preview
+    unlimited = staff_client.post(f"/rooms/{room.pk}/subscriptions/preview/",
+                                  {"max_per_second": "", "max_in_flight": "2"}).content.decode()
+    assert "2 at once, no limit per second" in unlimited

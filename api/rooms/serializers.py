@@ -9,7 +9,20 @@ from rest_framework import serializers
 
 from api.errors import Conflict, unique_or_conflict
 from rooms.models import EventType, Room
-from rooms.rules import MAX_ATTEMPTS, MAX_DELAY_MS, MAX_MULTIPLIER, MAX_SPAN_MS, cap_below_delay
+from rooms.rules import (
+    MAX_ATTEMPTS,
+    MAX_BREAKER_THRESHOLD,
+    MAX_BREAKER_WINDOW_S,
+    MAX_DELAY_MS,
+    MAX_DISABLE_AFTER_S,
+    MAX_MULTIPLIER,
+    MAX_PROBE_DELAY_MS,
+    MAX_SPAN_MS,
+    MIN_BREAKER_WINDOW_S,
+    MIN_DISABLE_AFTER_S,
+    MIN_PROBE_DELAY_MS,
+    cap_below_delay,
+)
 from rooms.schemas import SchemaRefused, check_event_type_schema
 
 
@@ -37,6 +50,30 @@ def attempts_field(**options: Any) -> serializers.IntegerField:
 
 def cap_ms_field(**options: Any) -> serializers.IntegerField:
     return serializers.IntegerField(min_value=0, max_value=MAX_SPAN_MS, allow_null=True, **options)
+
+
+def breaker_field(name: str, **options: Any) -> serializers.Field:
+    """One of the circuit breaker's settings (subscriptions/breaker.py), for a room or a subscription's override."""
+    if name == "breaker_failure_ratio":
+        return FiniteFloatField(
+            min_value=0.0, max_value=1.0, **options,
+            help_text="Failed share of the attempts in the window (at least 20 of them) that opens the breaker; "
+                      "0: this rule never opens it.")
+    low, high, text = {
+        "breaker_failure_threshold": (0, MAX_BREAKER_THRESHOLD,
+                                      "Consecutive failed attempts that open the breaker; 0: never on this rule."),
+        "breaker_window_s": (MIN_BREAKER_WINDOW_S, MAX_BREAKER_WINDOW_S, "The failure ratio's window, in seconds."),
+        "breaker_probe_delay_ms": (MIN_PROBE_DELAY_MS, MAX_PROBE_DELAY_MS,
+                                   ("The wait before the first probe of an open breaker; doubled after each failed "
+                                    "probe, at most 10 minutes.")),
+        "breaker_disable_after_s": (MIN_DISABLE_AFTER_S, MAX_DISABLE_AFTER_S,
+                                    "A breaker open this long disables the subscription (default 5 days)."),
+    }[name]
+    return serializers.IntegerField(min_value=low, max_value=high, help_text=text, **options)
+
+
+BREAKER_FIELDS = ["breaker_failure_threshold", "breaker_failure_ratio", "breaker_window_s", "breaker_probe_delay_ms",
+                  "breaker_disable_after_s"]
 
 
 def check_delay_cap(delay_ms: int | None, cap_ms: int | None) -> None:
@@ -68,12 +105,17 @@ class RoomSerializer(serializers.ModelSerializer):
     max_delivery_delay_ms = cap_ms_field(
         required=False, help_text="Cap on the redelivery delay, at least delivery_delay_ms; null: no cap."
     )
+    breaker_failure_threshold = breaker_field("breaker_failure_threshold", required=False)
+    breaker_failure_ratio = breaker_field("breaker_failure_ratio", required=False)
+    breaker_window_s = breaker_field("breaker_window_s", required=False)
+    breaker_probe_delay_ms = breaker_field("breaker_probe_delay_ms", required=False)
+    breaker_disable_after_s = breaker_field("breaker_disable_after_s", required=False)
 
     class Meta:
         model = Room
         fields = ["id", "name", "description", "message_expiration_ms", "delivery_delay_ms",
-                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "address",
-                  "created_at", "updated_at"]
+                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", *BREAKER_FIELDS,
+                  "address", "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
         extra_kwargs = {"name": {"validators": []}}  # a taken name is a 409 (see validate), not a 400
 

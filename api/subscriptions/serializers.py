@@ -10,7 +10,9 @@ from rest_framework.fields import empty
 
 from api.errors import Conflict, unique_or_conflict
 from api.rooms.serializers import (
+    BREAKER_FIELDS,
     attempts_field,
+    breaker_field,
     cap_ms_field,
     check_delay_cap,
     delay_ms_field,
@@ -19,10 +21,12 @@ from api.rooms.serializers import (
 )
 from rooms.models import Room
 from subscriptions import filters
-from subscriptions.models import Subscription
+from subscriptions.models import BreakerTransition, Subscription
 from subscriptions.rules import (
     MAX_FILTERS,
     MAX_IN_FLIGHT,
+    MAX_PER_SECOND,
+    MAX_SECRET_OVERLAP_SECONDS,
     MAX_TIMEOUT_MS,
     MIN_TIMEOUT_MS,
     PushUrlProblem,
@@ -83,6 +87,46 @@ class PayloadFilterField(serializers.JSONField):
         return value
 
 
+class BreakerTransitionSerializer(serializers.ModelSerializer):
+    from_state = serializers.ChoiceField(choices=Subscription.Breaker.choices)
+    to_state = serializers.ChoiceField(choices=Subscription.Breaker.choices)
+    delivery_id = serializers.IntegerField(allow_null=True,
+                                           help_text="The delivery whose attempt caused it, if one did.")
+    attempt = serializers.IntegerField(allow_null=True, help_text="That attempt's number.")
+
+    class Meta:
+        model = BreakerTransition
+        fields = ["at", "from_state", "to_state", "reason", "delivery_id", "attempt"]
+
+
+class BreakerSerializer(serializers.Serializer):
+    """A push subscription's circuit breaker now (docs/delivery-semantics.md#circuit-breaker)."""
+
+    state = serializers.ChoiceField(choices=Subscription.Breaker.choices, source="breaker_state")
+    reason = serializers.CharField(source="breaker_reason",
+                                   help_text="Why it is in this state: its last transition's reason.")
+    consecutive_failures = serializers.IntegerField(source="breaker_failures")
+    opened_at = serializers.DateTimeField(source="breaker_opened_at", allow_null=True,
+                                          help_text="When the current outage opened it; null when closed.")
+    failed_probes = serializers.IntegerField(source="breaker_probes", help_text="Failed probes since it opened.")
+    next_probe_at = serializers.DateTimeField(source="breaker_next_probe_at", allow_null=True,
+                                              help_text="When open: the time of the next probe.")
+    probe_schedule_ms = serializers.SerializerMethodField(
+        help_text="The delays before the first probes of an outage, in ms (each failed probe doubles it).")
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_probe_schedule_ms(self, subscription: Subscription) -> list[int]:
+        return subscription.breaker_policy.schedule()
+
+
+class BreakerHistorySerializer(BreakerSerializer):
+    history = serializers.SerializerMethodField(help_text="The latest transitions (at most 100), newest first.")
+
+    @extend_schema_field(BreakerTransitionSerializer(many=True))
+    def get_history(self, subscription: Subscription) -> list[dict[str, Any]]:
+        return BreakerTransitionSerializer(subscription.breaker_history(100), many=True).data
+
+
 class SubscriptionSerializer(serializers.ModelSerializer):
     """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
@@ -109,17 +153,42 @@ class SubscriptionSerializer(serializers.ModelSerializer):
     max_delivery_delay_ms = cap_ms_field(required=False, help_text="Null: the room's value.")
     max_in_flight = serializers.IntegerField(min_value=1, max_value=MAX_IN_FLIGHT, required=False)
     timeout_ms = serializers.IntegerField(min_value=MIN_TIMEOUT_MS, max_value=MAX_TIMEOUT_MS, required=False)
+    max_per_second = serializers.IntegerField(
+        min_value=1, max_value=MAX_PER_SECOND, required=False, allow_null=True,
+        help_text="Push: POSTs per second at most, across every worker, beside `max_in_flight`; null: no limit.")
+    throttled_until = serializers.DateTimeField(
+        read_only=True, allow_null=True,
+        help_text="Push: a 429 or 503 with Retry-After pauses the whole subscription until this time.")
     destination = serializers.CharField(read_only=True, help_text="The broker queue, `room-{r}::subscription-{s}`.")
+    breaker_failure_threshold = breaker_field("breaker_failure_threshold", required=False, allow_null=True)
+    breaker_failure_ratio = breaker_field("breaker_failure_ratio", required=False, allow_null=True)
+    breaker_window_s = breaker_field("breaker_window_s", required=False, allow_null=True)
+    breaker_probe_delay_ms = breaker_field("breaker_probe_delay_ms", required=False, allow_null=True)
+    breaker_disable_after_s = breaker_field("breaker_disable_after_s", required=False, allow_null=True)
+    breaker_on_disable = serializers.ChoiceField(
+        choices=Subscription.OnDisable.choices, required=False,
+        help_text="When the breaker disables the subscription: `hold` keeps what is on its way for a resume; "
+                  "`dead_letter` dead-letters it with the reason (replayable).")
+    breaker = BreakerSerializer(source="*", read_only=True,
+                                help_text="The circuit breaker now (its history: GET /subscriptions/{id}/breaker/); "
+                                          "a pull subscription's stays closed.")
     signing_secret = serializers.SerializerMethodField(
         help_text="Push only: in full in the create and rotate-secret replies, else masked."
+    )
+
+    previous_secret_until = serializers.SerializerMethodField(
+        help_text="Push only: after a rotation, until when the previous secret still signs each push (a second "
+                  "signature in `webhook-signature`); null when only the current secret signs."
     )
 
     class Meta:
         model = Subscription
         fields = ["id", "room", "name", "type", "push_url", "event_types", "filter", "ordering", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
-                  "timeout_ms", "status", "status_reason", "destination", "signing_secret", "last_error",
-                  "last_error_at", "created_at", "updated_at"]
+                  "timeout_ms", "max_per_second", "throttled_until", *BREAKER_FIELDS, "breaker_on_disable", "status",
+                  "status_reason", "destination",
+                  "signing_secret", "previous_secret_until", "breaker", "last_error", "last_error_at", "created_at",
+                  "updated_at"]
         read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",
                             "updated_at"]
         extra_kwargs = {"name": {"validators": []}}
@@ -136,6 +205,11 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         if self.context.get("reveal_secret"):
             return subscription.signing_secret
         return subscription.masked_secret()
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_previous_secret_until(self, subscription: Subscription) -> str | None:
+        until = subscription.old_secret_until()
+        return serializers.DateTimeField().to_representation(until) if until else None
 
     def to_representation(self, subscription: Subscription) -> dict[str, Any]:
         data = super().to_representation(subscription)
@@ -182,6 +256,14 @@ class SubscriptionSerializer(serializers.ModelSerializer):
 
     def taken(self, name: str) -> str:
         return f"room {self.room_object.pk} already has a subscription named {name!r}"
+
+
+class RotateSecretSerializer(serializers.Serializer):
+    overlap_seconds = serializers.IntegerField(
+        min_value=0, max_value=MAX_SECRET_OVERLAP_SECONDS, required=False,
+        help_text="How long the previous secret keeps signing each push beside the new one (0: it stops at once). "
+                  "Absent: DOVECOTE_SECRET_OVERLAP_SECONDS (24 hours unless configured).",
+    )
 
 
 class SubscriptionDeletedSerializer(serializers.Serializer):

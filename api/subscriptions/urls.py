@@ -11,4 +11,7 @@ urlpatterns = [
     path("subscriptions/<int:subscription_id>/resume/", views.ResumeView.as_view(), name="subscription-resume"),
     path("subscriptions/<int:subscription_id>/rotate-secret/", views.RotateSecretView.as_view(),
          name="subscription-rotate-secret"),
+    path("subscriptions/<int:subscription_id>/end-secret-overlap/", views.EndSecretOverlapView.as_view(),
+         name="subscription-end-secret-overlap"),
+    path("subscriptions/<int:subscription_id>/breaker/", views.BreakerView.as_view(), name="subscription-breaker"),
 ]

@@ -5,6 +5,7 @@ Admin keys and keys of the subscription's room may do everything here; other key
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db.models import QuerySet
@@ -17,7 +18,12 @@ from rest_framework.views import APIView
 from api.auth import usable_room, usable_subscription
 from api.errors import error_responses
 from api.lists import CursorPages, read_filters
-from api.subscriptions.serializers import SubscriptionDeletedSerializer, SubscriptionSerializer
+from api.subscriptions.serializers import (
+    BreakerHistorySerializer,
+    RotateSecretSerializer,
+    SubscriptionDeletedSerializer,
+    SubscriptionSerializer,
+)
 from delivery.actions import delete_subscription, resume_subscription
 from subscriptions.models import Subscription
 
@@ -39,7 +45,8 @@ class SubscriptionFilters(serializers.Serializer):
     post=extend_schema(
         summary="Subscribe to a room",
         description="The reply is the only one that shows a push subscription's `signing_secret` in full "
-                    "(see rotate-secret). Limits: `max_in_flight` 1–1000, `timeout_ms` 100–300000, "
+                    "(see rotate-secret). Limits: `max_in_flight` 1–1000, `max_per_second` 1–10000 or null, "
+                    "`timeout_ms` 100–300000, "
                     "`delivery_attempts` 0–100, `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` "
                     "at least `delivery_delay_ms` when both are set here.",
         responses={201: SubscriptionSerializer, **error_responses(400, 403, 404, 409, 413)},
@@ -136,14 +143,57 @@ class ResumeView(APIView):
 class RotateSecretView(APIView):
     @extend_schema(
         operation_id="subscriptions_rotate_secret",
-        summary="Replace a push subscription's signing secret",
+        summary="Replace a push subscription's signing secret, with an overlap",
         description="The reply shows the new secret in full. Deliveries are signed with it from the next "
-                    "attempt on (within about a second); the old secret stops working at once.",
+                    "attempt on (within about a second). The old secret keeps signing each push too, a second "
+                    "signature in `webhook-signature`, for `overlap_seconds` (default 24 hours): receivers "
+                    "verifying with either secret accept it. `previous_secret_until` in the reply says when the "
+                    "old secret stops being used; end-secret-overlap ends it early. Rotating during an overlap "
+                    "drops the oldest secret.",
+        request=RotateSecretSerializer, responses={200: SubscriptionSerializer, **error_responses(400, 403, 404)},
+    )
+    def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = push_subscription(request, subscription_id)
+        body = RotateSecretSerializer(data=request.data or {})
+        body.is_valid(raise_exception=True)
+        overlap = body.validated_data.get("overlap_seconds")
+        subscription.rotate_signing_secret(None if overlap is None else timedelta(seconds=overlap))
+        return reply(subscription, reveal_secret=True)
+
+
+class EndSecretOverlapView(APIView):
+    @extend_schema(
+        operation_id="subscriptions_end_secret_overlap",
+        summary="Stop signing with the previous secret now",
+        description="Ends a rotation's overlap early: from the next attempt on (within about a second) pushes "
+                    "carry the current secret's signature only. Without an overlap, changes nothing.",
         request=None, responses={200: SubscriptionSerializer, **error_responses(400, 403, 404)},
     )
     def post(self, request: Request, subscription_id: int) -> Response:
+        subscription = push_subscription(request, subscription_id)
+        subscription.end_secret_overlap()
+        return reply(subscription)
+
+
+def push_subscription(request: Request, subscription_id: int) -> Subscription:
+    """The subscription, usable by this key and a push one (a 400 for pull: it has no signing secret)."""
+    subscription = usable_subscription(request, subscription_id)
+    if subscription.type != Subscription.Type.PUSH:
+        raise exceptions.ValidationError({"type": ["only push subscriptions have a signing secret"]})
+    return subscription
+
+
+class BreakerView(APIView):
+    @extend_schema(
+        operation_id="subscriptions_breaker",
+        summary="Read a push subscription's circuit breaker and its history",
+        description="The state (`closed`, `open`, `half_open`), why, the next probe time when open, and the latest "
+                    "transitions, each with its time, reason and the attempt that caused it "
+                    "(docs/delivery-semantics.md#circuit-breaker).",
+        responses={200: BreakerHistorySerializer, **error_responses(400, 403, 404)},
+    )
+    def get(self, request: Request, subscription_id: int) -> Response:
         subscription = usable_subscription(request, subscription_id)
         if subscription.type != Subscription.Type.PUSH:
-            raise exceptions.ValidationError({"type": ["only push subscriptions have a signing secret"]})
-        subscription.rotate_signing_secret()
-        return reply(subscription, reveal_secret=True)
+            raise exceptions.ValidationError({"type": ["only push subscriptions have a circuit breaker"]})
+        return Response(BreakerHistorySerializer(subscription).data)

@@ -24,6 +24,7 @@ from delivery.broker.shared import shared_broker
 from delivery.push import claims
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.ledger import Ledger
+from delivery.push.rate import RateLimiter
 from delivery.push.session import PushSession
 from delivery.transports import PushTransport
 
@@ -47,6 +48,7 @@ class PushEngine:
         self.bookkeeper = Bookkeeper(self.broker)
         self.ledger = Ledger.for_this_database()  # None on SQLite: the bookkeeper does all the database work
         self.transport = PushTransport()
+        self.rate = RateLimiter()
         self.session_budget_s = float(settings.DOVECOTE_PUSH_SESSION_SECONDS)
         self.session_idle_s = float(settings.DOVECOTE_PUSH_SESSION_IDLE_SECONDS)
         self.sessions: dict[int, PushSession] = {}
@@ -147,6 +149,7 @@ class PushEngine:
         while self.sessions and time.monotonic() < deadline:  # noqa: ASYNC110 - sessions end on their own tasks
             await asyncio.sleep(0.05)
         await self.transport.close()
+        await self.rate.close()
         if self.ledger is not None:
             await self.ledger.close()
 

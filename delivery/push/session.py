@@ -6,6 +6,11 @@ whenever POSTs are below `max_in_flight` the session takes what the inbox holds,
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
 recorded by the bookkeeper, which acks the frame; only then does its slot free up.
 
+The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
+memory: while it is open, the frames taken are put back on the broker until the next probe time
+(no attempt starts, none is counted); once that time comes, the breaker turns half-open and one
+frame at a time is taken, its attempt the probe; closed, up to `max_in_flight`.
+
 A session stops taking frames when the subscription is paused, disabled or deleted, when its
 claim is lost, when the worker stops, or when its budget (DOVECOTE_PUSH_SESSION_SECONDS) is
 spent; it then finishes the POSTs under way and ends, and frames it did not take go back to
@@ -21,17 +26,19 @@ import logging
 import time
 from collections import deque
 from collections.abc import Coroutine
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 
 from delivery import frames, metrics
-from delivery.attempts import Arrival, Attempt, fresh_claims, parse_frames
+from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse_frames
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
-from delivery.push import claims
+from delivery.push import breaker, claims
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.ledger import Ledger
+from delivery.push.rate import RateLimiter
 from delivery.transports import PushRequest, PushResult, PushTransport
 from dovecote import tracing
 from subscriptions.models import Subscription
@@ -39,6 +46,8 @@ from subscriptions.models import Subscription
 log = logging.getLogger("delivery.push")
 
 WAKE_EVERY_S = 1.0  # at least this often a session looks at its state
+OWN_MOVE_S = 3.0  # after the session moves the breaker, a reread older than this keeps the session's state
+Breaker = Subscription.Breaker
 
 
 class Engine(Protocol):
@@ -49,6 +58,7 @@ class Engine(Protocol):
     bookkeeper: Bookkeeper
     ledger: Ledger | None  # PostgreSQL's fast path for fresh claims and successes; None elsewhere
     transport: PushTransport
+    rate: RateLimiter
     session_budget_s: float
     session_idle_s: float
 
@@ -71,6 +81,12 @@ class PushSession:
         self.settled = 0
         self._wakeup = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.outcomes: breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
+        self._moving = False  # a breaker transition is being recorded
+        self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
+        self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
+        self._token_waiters = 0  # POSTs waiting for a token
+        self._token_lock = asyncio.Lock()  # one take at a time
 
     # -- what the engine tells a session ----------------------------------------------------------
 
@@ -79,6 +95,10 @@ class PushSession:
         if subscription is None or not subscription.is_active:
             self.stop()
         else:
+            if self.subscription is not None and (self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S):
+                keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
+            if self.subscription is not None:
+                subscription.throttled_until = later(subscription.throttled_until, self.subscription.throttled_until)
             self.subscription = subscription
         self._wakeup.set()
 
@@ -100,6 +120,7 @@ class PushSession:
                                                          engine.token)
         if self.subscription is None:
             return  # another session took over meanwhile
+        self.outcomes = breaker.OutcomeCounter(self.subscription.breaker_failures)
         loop = asyncio.get_running_loop()
         def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
             loop.call_soon_threadsafe(self._arrived, frame)
@@ -126,11 +147,12 @@ class PushSession:
                 self.stop()
             if self.accepting and time.monotonic() - self.started > budget_s:
                 self.stop(hand_over=True)
-            width = self.subscription.max_in_flight
-            if self.accepting and self.inbox and self.in_flight < width:
-                frames = [self.inbox.popleft() for _ in range(min(width - self.in_flight, len(self.inbox)))]
-                self.in_flight += len(frames)
-                self._spawn(self._attempt(consumer, frames))
+            state = self.subscription.breaker_state
+            if self.accepting and self.inbox and state == Breaker.OPEN:
+                if self._breaker_gate(consumer):
+                    continue
+            elif (self.accepting and self.inbox and self.in_flight < self._width() and not self._moving
+                  and self._take_frames(consumer)):
                 continue
             if not self.accepting and self.in_flight == 0:
                 return
@@ -138,7 +160,120 @@ class PushSession:
                 return
             self._wakeup.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), WAKE_EVERY_S)
+                await asyncio.wait_for(self._wakeup.wait(), self._sleep_s())
+
+    def _take_frames(self, consumer: Consumer) -> bool:
+        """Start judging and POSTing what the inbox holds, within max_in_flight and a 429's pause; True if it did."""
+        subscription = self.subscription
+        assert subscription is not None
+        if (until := subscription.throttled_until) is not None and until > timezone.now():
+            return False  # the receiver asked the whole subscription to slow down (429/503 with Retry-After)
+        frames = [self.inbox.popleft() for _ in range(min(self._width() - self.in_flight, len(self.inbox)))]
+        self.in_flight += len(frames)
+        self._spawn(self._attempt(consumer, frames))
+        return True
+
+    async def _token(self) -> None:
+        """Wait for a token of max_per_second (none needed without a limit), just before a POST.
+
+        Taken right before the POST, not before judging, so the POSTs leave when the tokens are due
+        (rate.py); a take asks for as many as POSTs wait, so no token is kept for later.
+        """
+        self._token_waiters += 1
+        try:
+            async with self._token_lock:
+                while self.tokens == 0:
+                    limit = self.subscription.max_per_second if self.subscription is not None else None
+                    if limit is None:
+                        return
+                    granted, wait_s = await self.engine.rate.take(self.subscription_id, limit, self._token_waiters)
+                    await asyncio.sleep(wait_s)  # until the tokens granted may be used, or until asking again
+                    self.tokens += granted
+                self.tokens -= 1
+        finally:
+            self._token_waiters -= 1
+
+    def _sleep_s(self) -> float:
+        """How long the loop may wait for news: until a 429's pause ends, at most a second."""
+        sleep = WAKE_EVERY_S
+        if self.inbox and self.subscription is not None and (until := self.subscription.throttled_until) is not None:
+            sleep = min(sleep, max(0.001, (until - timezone.now()).total_seconds()))
+        return sleep
+
+    def _width(self) -> int:
+        """How many frames may be under way: one while the breaker probes, else `max_in_flight`."""
+        assert self.subscription is not None
+        return 1 if self.subscription.breaker_state == Breaker.HALF_OPEN else self.subscription.max_in_flight
+
+    def _breaker_gate(self, consumer: Consumer) -> bool:
+        """With the breaker open: hold what the inbox has until the next probe, or start probing; True if it acted."""
+        subscription = self.subscription
+        assert subscription is not None
+        if self._moving or subscription.breaker_state != Breaker.OPEN:
+            return False
+        next_probe = subscription.breaker_next_probe_at
+        now = timezone.now()
+        if next_probe is None or now >= next_probe:
+            if self.in_flight:
+                return False  # attempts started before it opened finish first
+            self._moving = True
+            self._spawn(self._move(breaker.probe_now, subscription))
+            return True
+        frames = list(self.inbox)
+        self.inbox.clear()
+        self.in_flight += len(frames)
+        delay_ms = max(1, int((next_probe - now).total_seconds() * 1000))
+        self._spawn(self._hold(consumer, frames, delay_ms))
+        return True
+
+    async def _hold(self, consumer: Consumer, frames: list[ReceivedMessage], delay_ms: int) -> None:
+        assert self.subscription is not None
+        arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
+        try:
+            await self.engine.bookkeeper.call(hold_frames, self.engine.broker, arrivals, delay_ms)
+        except Exception:
+            log.exception("push session for subscription %s could not hold %d frames", self.subscription_id,
+                          len(frames))
+            self.stop(hand_over=True)
+        finally:
+            self._settled(len(frames))
+
+    async def _move(self, record: Any, *args: Any) -> None:
+        """Record a breaker transition on a bookkeeper thread; the session takes no frame meanwhile."""
+        try:
+            await self.engine.bookkeeper.call(record, *args)
+        except Exception:
+            log.exception("push session for subscription %s could not record a breaker transition",
+                          self.subscription_id)
+            self.stop(hand_over=True)
+        finally:
+            self._moving = False
+            self._moved_at = time.monotonic()
+            self._wakeup.set()
+
+    async def _count_outcome(self, attempt: Attempt, result: PushResult) -> None:
+        """Count the outcome for the breaker; record the transition it causes, or the failure count."""
+        subscription, counter = self.subscription, self.outcomes
+        if subscription is None or counter is None or result.gone:
+            return
+        if result.retry_after_ms and result.status_code in (429, 503):
+            await self._slow_down(subscription, result)
+        before = counter.failures
+        move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
+        if move is not None and not self._moving:
+            self._moving = True
+            await self._move(breaker.record_move, subscription, move, counter.failures)
+        elif counter.failures != before:
+            await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, counter.failures)
+
+    async def _slow_down(self, subscription: Subscription, result: PushResult) -> None:
+        """A 429 (or 503) with Retry-After pauses the whole subscription, not only that message, until then."""
+        assert result.retry_after_ms is not None
+        until = (result.finished_at or timezone.now()) + timedelta(milliseconds=result.retry_after_ms)
+        if subscription.throttled_until is not None and subscription.throttled_until >= until:
+            return
+        subscription.throttled_until = until
+        await self.engine.bookkeeper.call(record_throttle, self.subscription_id, until)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -182,14 +317,16 @@ class PushSession:
     async def _post(self, attempt: Attempt) -> None:
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
+        await self._token()  # the subscription's rate limit, before the attempt's span starts
         traceparent = tracing.valid_traceparent(attempt.frame.headers.get(frames.TRACEPARENT))  # never raw into HTTP
         span = attempt_span(attempt, traceparent) if tracing.enabled() else None
         if span is not None:
             traceparent = tracing.traceparent_of(span)  # the receiver continues from this attempt
+        secrets = subscription.signing_secrets(attempt.started_at)
         request = PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
                               correlation_id=message.correlation_id, attempt=attempt.attempt,
-                              signing_secret=subscription.signing_secret, timeout_ms=subscription.timeout_ms,
-                              traceparent=traceparent)
+                              signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
+                              timeout_ms=subscription.timeout_ms, traceparent=traceparent)
         result: PushResult = await self.engine.transport.post(request)
         if span is not None:
             end_attempt_span(span, result)
@@ -202,6 +339,7 @@ class PushSession:
                 await self.engine.ledger.record_delivered([(attempt, result)])
             else:
                 await self.engine.bookkeeper.record([(attempt, result)])
+            await self._count_outcome(attempt, result)
         except (BrokerError, Exception) as error:
             if settling is not None:
                 settling.record_exception(error)
@@ -253,3 +391,22 @@ def settle_span(attempt_span: Span, result: PushResult) -> Span:
     """The span of recording an attempt's outcome (delivered, or retry, dead letter, expiry), under the attempt."""
     return tracing.tracer().start_span("settle", context=set_span_in_context(attempt_span),
                                        attributes={"dovecote.outcome": result.outcome})
+
+
+def keep_breaker_state(fresh: Subscription, own: Subscription) -> None:
+    """Copy the session's own breaker state onto a reread subscription that may predate it."""
+    for field in ("breaker_state", "breaker_reason", "breaker_failures", "breaker_opened_at", "breaker_probes",
+                  "breaker_next_probe_at"):
+        setattr(fresh, field, getattr(own, field))
+
+
+def later(first: datetime | None, second: datetime | None) -> datetime | None:
+    """The later of two optional times."""
+    if first is None or second is None:
+        return first or second
+    return max(first, second)
+
+
+def record_throttle(subscription_id: int, until: datetime) -> None:
+    """Keep a receiver's slow-down on the row, so the session that takes over honours it too."""
+    Subscription.objects.filter(pk=subscription_id).update(throttled_until=until)

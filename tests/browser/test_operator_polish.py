@@ -88,7 +88,7 @@ def test_pausing_from_the_ui_says_who_paused_it_where_and_when(signed_in: Browsi
     signed_in.screenshot("subscription-paused")
 
 
-def test_rotating_a_signing_secret_asks_first_and_says_the_old_one_stops_at_once(signed_in: Browsing) -> None:
+def test_rotating_a_signing_secret_asks_first_and_says_how_long_the_old_one_still_signs(signed_in: Browsing) -> None:
     subscription = make_subscription(make_room(name="orders"), name="billing")
     old = subscription.signing_secret
     page = signed_in.page
@@ -96,7 +96,7 @@ def test_rotating_a_signing_secret_asks_first_and_says_the_old_one_stops_at_once
 
     page.get_by_role("link", name="Rotate…").click()
     expect(page.locator("h1")).to_have_text("Rotate the signing secret of billing?")
-    expect(page.locator("#rotate-warning")).to_contain_text("The old secret stops working at once.")
+    expect(page.locator("#rotate-warning")).to_contain_text("the old secret signs them too")
     signed_in.screenshot("subscription-rotate-confirm")
     page.get_by_role("link", name="Cancel").click()
     expect(page.locator("h1")).to_contain_text("billing")
@@ -108,6 +108,7 @@ def test_rotating_a_signing_secret_asks_first_and_says_the_old_one_stops_at_once
     subscription.refresh_from_db()
     assert subscription.signing_secret != old
     expect(page.locator("#secret")).to_have_text(subscription.signing_secret)
+    expect(page.locator("#overlap")).to_contain_text("with the old one too until")
     assert page.url.endswith(f"/subscriptions/{subscription.pk}/secret/")  # a GET: a reload re-posts nothing
     signed_in.screenshot("subscription-secret")
 

@@ -6,6 +6,12 @@ from .action_enum import ActionEnum
 from .attempt import Attempt
 from .batch_publish_request import BatchPublishRequest
 from .batch_reply import BatchReply
+from .breaker import Breaker
+from .breaker_history import BreakerHistory
+from .breaker_on_disable_enum import BreakerOnDisableEnum
+from .breaker_request import BreakerRequest
+from .breaker_state_enum import BreakerStateEnum
+from .breaker_transition import BreakerTransition
 from .dead_letter import DeadLetter
 from .dead_letter_action_reply import DeadLetterActionReply
 from .dead_letter_selection_request import DeadLetterSelectionRequest
@@ -61,6 +67,7 @@ from .room_deleted import RoomDeleted
 from .room_request import RoomRequest
 from .rooms_subscriptions_list_status import RoomsSubscriptionsListStatus
 from .rooms_subscriptions_list_type import RoomsSubscriptionsListType
+from .rotate_secret_request import RotateSecretRequest
 from .run import Run
 from .run_status_enum import RunStatusEnum
 from .settled import Settled
@@ -80,6 +87,12 @@ __all__ = (
     "Attempt",
     "BatchPublishRequest",
     "BatchReply",
+    "Breaker",
+    "BreakerHistory",
+    "BreakerOnDisableEnum",
+    "BreakerRequest",
+    "BreakerStateEnum",
+    "BreakerTransition",
     "DeadLetter",
     "DeadLetterActionReply",
     "DeadLetterSelectionRequest",
@@ -135,6 +148,7 @@ __all__ = (
     "RoomRequest",
     "RoomsSubscriptionsListStatus",
     "RoomsSubscriptionsListType",
+    "RotateSecretRequest",
     "Run",
     "RunStatusEnum",
     "Settled",

@@ -31,6 +31,17 @@ class Room:
     """ Redeliveries after the first attempt; 0: none. """
     max_delivery_delay_ms: int | None | Unset = UNSET
     """ Cap on the redelivery delay, at least delivery_delay_ms; null: no cap. """
+    breaker_failure_threshold: int | Unset = UNSET
+    """ Consecutive failed attempts that open the breaker; 0: never on this rule. """
+    breaker_failure_ratio: float | Unset = UNSET
+    """ Failed share of the attempts in the window (at least 20 of them) that opens the breaker; 0: this rule never
+    opens it. """
+    breaker_window_s: int | Unset = UNSET
+    """ The failure ratio's window, in seconds. """
+    breaker_probe_delay_ms: int | Unset = UNSET
+    """ The wait before the first probe of an open breaker; doubled after each failed probe, at most 10 minutes. """
+    breaker_disable_after_s: int | Unset = UNSET
+    """ A breaker open this long disables the subscription (default 5 days). """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -64,6 +75,16 @@ class Room:
         else:
             max_delivery_delay_ms = self.max_delivery_delay_ms
 
+        breaker_failure_threshold = self.breaker_failure_threshold
+
+        breaker_failure_ratio = self.breaker_failure_ratio
+
+        breaker_window_s = self.breaker_window_s
+
+        breaker_probe_delay_ms = self.breaker_probe_delay_ms
+
+        breaker_disable_after_s = self.breaker_disable_after_s
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -87,6 +108,16 @@ class Room:
             field_dict["delivery_attempts"] = delivery_attempts
         if max_delivery_delay_ms is not UNSET:
             field_dict["max_delivery_delay_ms"] = max_delivery_delay_ms
+        if breaker_failure_threshold is not UNSET:
+            field_dict["breaker_failure_threshold"] = breaker_failure_threshold
+        if breaker_failure_ratio is not UNSET:
+            field_dict["breaker_failure_ratio"] = breaker_failure_ratio
+        if breaker_window_s is not UNSET:
+            field_dict["breaker_window_s"] = breaker_window_s
+        if breaker_probe_delay_ms is not UNSET:
+            field_dict["breaker_probe_delay_ms"] = breaker_probe_delay_ms
+        if breaker_disable_after_s is not UNSET:
+            field_dict["breaker_disable_after_s"] = breaker_disable_after_s
 
         return field_dict
 
@@ -129,6 +160,16 @@ class Room:
 
         max_delivery_delay_ms = _parse_max_delivery_delay_ms(d.pop("max_delivery_delay_ms", UNSET))
 
+        breaker_failure_threshold = d.pop("breaker_failure_threshold", UNSET)
+
+        breaker_failure_ratio = d.pop("breaker_failure_ratio", UNSET)
+
+        breaker_window_s = d.pop("breaker_window_s", UNSET)
+
+        breaker_probe_delay_ms = d.pop("breaker_probe_delay_ms", UNSET)
+
+        breaker_disable_after_s = d.pop("breaker_disable_after_s", UNSET)
+
         room = cls(
             id=id,
             name=name,
@@ -141,6 +182,11 @@ class Room:
             delivery_delay_multiplier=delivery_delay_multiplier,
             delivery_attempts=delivery_attempts,
             max_delivery_delay_ms=max_delivery_delay_ms,
+            breaker_failure_threshold=breaker_failure_threshold,
+            breaker_failure_ratio=breaker_failure_ratio,
+            breaker_window_s=breaker_window_s,
+            breaker_probe_delay_ms=breaker_probe_delay_ms,
+            breaker_disable_after_s=breaker_disable_after_s,
         )
 
         room.additional_properties = d

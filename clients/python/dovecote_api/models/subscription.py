@@ -7,12 +7,14 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.breaker_on_disable_enum import BreakerOnDisableEnum, check_breaker_on_disable_enum
 from ..models.ordering_enum import OrderingEnum, check_ordering_enum
 from ..models.subscription_status_enum import SubscriptionStatusEnum, check_subscription_status_enum
 from ..models.type_enum import TypeEnum, check_type_enum
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.breaker import Breaker
     from ..models.event_type_filter import EventTypeFilter
     from ..models.subscription_filter_type_0 import SubscriptionFilterType0
 
@@ -30,6 +32,8 @@ class Subscription:
     type_: TypeEnum
     """ * `push` - Push
     * `pull` - Pull """
+    throttled_until: datetime.datetime | None
+    """ Push: a 429 or 503 with Retry-After pauses the whole subscription until this time. """
     status: SubscriptionStatusEnum
     """ * `active` - Active
     * `paused` - Paused
@@ -39,6 +43,11 @@ class Subscription:
     """ The broker queue, `room-{r}::subscription-{s}`. """
     signing_secret: None | str
     """ Push only: in full in the create and rotate-secret replies, else masked. """
+    previous_secret_until: datetime.datetime | None
+    """ Push only: after a rotation, until when the previous secret still signs each push (a second signature in
+    `webhook-signature`); null when only the current secret signs. """
+    breaker: Breaker
+    """ A push subscription's circuit breaker now (docs/delivery-semantics.md#circuit-breaker). """
     last_error: str
     last_error_at: datetime.datetime | None
     created_at: datetime.datetime
@@ -70,6 +79,22 @@ class Subscription:
     """ Null: the room's value. """
     max_in_flight: int | Unset = UNSET
     timeout_ms: int | Unset = UNSET
+    max_per_second: int | None | Unset = UNSET
+    """ Push: POSTs per second at most, across every worker, beside `max_in_flight`; null: no limit. """
+    breaker_failure_threshold: int | None | Unset = UNSET
+    """ Consecutive failed attempts that open the breaker; 0: never on this rule. """
+    breaker_failure_ratio: float | None | Unset = UNSET
+    """ Failed share of the attempts in the window (at least 20 of them) that opens the breaker; 0: this rule never
+    opens it. """
+    breaker_window_s: int | None | Unset = UNSET
+    """ The failure ratio's window, in seconds. """
+    breaker_probe_delay_ms: int | None | Unset = UNSET
+    """ The wait before the first probe of an open breaker; doubled after each failed probe, at most 10 minutes. """
+    breaker_disable_after_s: int | None | Unset = UNSET
+    """ A breaker open this long disables the subscription (default 5 days). """
+    breaker_on_disable: BreakerOnDisableEnum | Unset = UNSET
+    """ * `hold` - Hold
+    * `dead_letter` - Dead Letter """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -83,6 +108,12 @@ class Subscription:
 
         type_: str = self.type_
 
+        throttled_until: None | str
+        if isinstance(self.throttled_until, datetime.datetime):
+            throttled_until = self.throttled_until.isoformat()
+        else:
+            throttled_until = self.throttled_until
+
         status: str = self.status
 
         status_reason = self.status_reason
@@ -91,6 +122,14 @@ class Subscription:
 
         signing_secret: None | str
         signing_secret = self.signing_secret
+
+        previous_secret_until: None | str
+        if isinstance(self.previous_secret_until, datetime.datetime):
+            previous_secret_until = self.previous_secret_until.isoformat()
+        else:
+            previous_secret_until = self.previous_secret_until
+
+        breaker = self.breaker.to_dict()
 
         last_error = self.last_error
 
@@ -157,6 +196,46 @@ class Subscription:
 
         timeout_ms = self.timeout_ms
 
+        max_per_second: int | None | Unset
+        if isinstance(self.max_per_second, Unset):
+            max_per_second = UNSET
+        else:
+            max_per_second = self.max_per_second
+
+        breaker_failure_threshold: int | None | Unset
+        if isinstance(self.breaker_failure_threshold, Unset):
+            breaker_failure_threshold = UNSET
+        else:
+            breaker_failure_threshold = self.breaker_failure_threshold
+
+        breaker_failure_ratio: float | None | Unset
+        if isinstance(self.breaker_failure_ratio, Unset):
+            breaker_failure_ratio = UNSET
+        else:
+            breaker_failure_ratio = self.breaker_failure_ratio
+
+        breaker_window_s: int | None | Unset
+        if isinstance(self.breaker_window_s, Unset):
+            breaker_window_s = UNSET
+        else:
+            breaker_window_s = self.breaker_window_s
+
+        breaker_probe_delay_ms: int | None | Unset
+        if isinstance(self.breaker_probe_delay_ms, Unset):
+            breaker_probe_delay_ms = UNSET
+        else:
+            breaker_probe_delay_ms = self.breaker_probe_delay_ms
+
+        breaker_disable_after_s: int | None | Unset
+        if isinstance(self.breaker_disable_after_s, Unset):
+            breaker_disable_after_s = UNSET
+        else:
+            breaker_disable_after_s = self.breaker_disable_after_s
+
+        breaker_on_disable: str | Unset = UNSET
+        if not isinstance(self.breaker_on_disable, Unset):
+            breaker_on_disable = self.breaker_on_disable
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -165,10 +244,13 @@ class Subscription:
                 "room": room,
                 "name": name,
                 "type": type_,
+                "throttled_until": throttled_until,
                 "status": status,
                 "status_reason": status_reason,
                 "destination": destination,
                 "signing_secret": signing_secret,
+                "previous_secret_until": previous_secret_until,
+                "breaker": breaker,
                 "last_error": last_error,
                 "last_error_at": last_error_at,
                 "created_at": created_at,
@@ -195,11 +277,26 @@ class Subscription:
             field_dict["max_in_flight"] = max_in_flight
         if timeout_ms is not UNSET:
             field_dict["timeout_ms"] = timeout_ms
+        if max_per_second is not UNSET:
+            field_dict["max_per_second"] = max_per_second
+        if breaker_failure_threshold is not UNSET:
+            field_dict["breaker_failure_threshold"] = breaker_failure_threshold
+        if breaker_failure_ratio is not UNSET:
+            field_dict["breaker_failure_ratio"] = breaker_failure_ratio
+        if breaker_window_s is not UNSET:
+            field_dict["breaker_window_s"] = breaker_window_s
+        if breaker_probe_delay_ms is not UNSET:
+            field_dict["breaker_probe_delay_ms"] = breaker_probe_delay_ms
+        if breaker_disable_after_s is not UNSET:
+            field_dict["breaker_disable_after_s"] = breaker_disable_after_s
+        if breaker_on_disable is not UNSET:
+            field_dict["breaker_on_disable"] = breaker_on_disable
 
         return field_dict
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.breaker import Breaker  # noqa: PLC0415
         from ..models.event_type_filter import EventTypeFilter  # noqa: PLC0415
         from ..models.subscription_filter_type_0 import SubscriptionFilterType0  # noqa: PLC0415
 
@@ -211,6 +308,21 @@ class Subscription:
         name = d.pop("name")
 
         type_ = check_type_enum(d.pop("type"))
+
+        def _parse_throttled_until(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                throttled_until_type_0 = datetime.datetime.fromisoformat(data)
+
+                return throttled_until_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        throttled_until = _parse_throttled_until(d.pop("throttled_until"))
 
         status = check_subscription_status_enum(d.pop("status"))
 
@@ -224,6 +336,23 @@ class Subscription:
             return cast(None | str, data)
 
         signing_secret = _parse_signing_secret(d.pop("signing_secret"))
+
+        def _parse_previous_secret_until(data: object) -> datetime.datetime | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                previous_secret_until_type_0 = datetime.datetime.fromisoformat(data)
+
+                return previous_secret_until_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None, data)
+
+        previous_secret_until = _parse_previous_secret_until(d.pop("previous_secret_until"))
+
+        breaker = Breaker.from_dict(d.pop("breaker"))
 
         last_error = d.pop("last_error")
 
@@ -328,15 +457,79 @@ class Subscription:
 
         timeout_ms = d.pop("timeout_ms", UNSET)
 
+        def _parse_max_per_second(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_per_second = _parse_max_per_second(d.pop("max_per_second", UNSET))
+
+        def _parse_breaker_failure_threshold(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_failure_threshold = _parse_breaker_failure_threshold(d.pop("breaker_failure_threshold", UNSET))
+
+        def _parse_breaker_failure_ratio(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        breaker_failure_ratio = _parse_breaker_failure_ratio(d.pop("breaker_failure_ratio", UNSET))
+
+        def _parse_breaker_window_s(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_window_s = _parse_breaker_window_s(d.pop("breaker_window_s", UNSET))
+
+        def _parse_breaker_probe_delay_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_probe_delay_ms = _parse_breaker_probe_delay_ms(d.pop("breaker_probe_delay_ms", UNSET))
+
+        def _parse_breaker_disable_after_s(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_disable_after_s = _parse_breaker_disable_after_s(d.pop("breaker_disable_after_s", UNSET))
+
+        _breaker_on_disable = d.pop("breaker_on_disable", UNSET)
+        breaker_on_disable: BreakerOnDisableEnum | Unset
+        if isinstance(_breaker_on_disable, Unset):
+            breaker_on_disable = UNSET
+        else:
+            breaker_on_disable = check_breaker_on_disable_enum(_breaker_on_disable)
+
         subscription = cls(
             id=id,
             room=room,
             name=name,
             type_=type_,
+            throttled_until=throttled_until,
             status=status,
             status_reason=status_reason,
             destination=destination,
             signing_secret=signing_secret,
+            previous_secret_until=previous_secret_until,
+            breaker=breaker,
             last_error=last_error,
             last_error_at=last_error_at,
             created_at=created_at,
@@ -351,6 +544,13 @@ class Subscription:
             max_delivery_delay_ms=max_delivery_delay_ms,
             max_in_flight=max_in_flight,
             timeout_ms=timeout_ms,
+            max_per_second=max_per_second,
+            breaker_failure_threshold=breaker_failure_threshold,
+            breaker_failure_ratio=breaker_failure_ratio,
+            breaker_window_s=breaker_window_s,
+            breaker_probe_delay_ms=breaker_probe_delay_ms,
+            breaker_disable_after_s=breaker_disable_after_s,
+            breaker_on_disable=breaker_on_disable,
         )
 
         subscription.additional_properties = d

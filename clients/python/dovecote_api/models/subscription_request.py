@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.breaker_on_disable_enum import BreakerOnDisableEnum, check_breaker_on_disable_enum
 from ..models.ordering_enum import OrderingEnum, check_ordering_enum
 from ..models.type_enum import TypeEnum, check_type_enum
 from ..types import UNSET, Unset
@@ -53,6 +54,22 @@ class SubscriptionRequest:
     """ Null: the room's value. """
     max_in_flight: int | Unset = UNSET
     timeout_ms: int | Unset = UNSET
+    max_per_second: int | None | Unset = UNSET
+    """ Push: POSTs per second at most, across every worker, beside `max_in_flight`; null: no limit. """
+    breaker_failure_threshold: int | None | Unset = UNSET
+    """ Consecutive failed attempts that open the breaker; 0: never on this rule. """
+    breaker_failure_ratio: float | None | Unset = UNSET
+    """ Failed share of the attempts in the window (at least 20 of them) that opens the breaker; 0: this rule never
+    opens it. """
+    breaker_window_s: int | None | Unset = UNSET
+    """ The failure ratio's window, in seconds. """
+    breaker_probe_delay_ms: int | None | Unset = UNSET
+    """ The wait before the first probe of an open breaker; doubled after each failed probe, at most 10 minutes. """
+    breaker_disable_after_s: int | None | Unset = UNSET
+    """ A breaker open this long disables the subscription (default 5 days). """
+    breaker_on_disable: BreakerOnDisableEnum | Unset = UNSET
+    """ * `hold` - Hold
+    * `dead_letter` - Dead Letter """
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,6 +132,46 @@ class SubscriptionRequest:
 
         timeout_ms = self.timeout_ms
 
+        max_per_second: int | None | Unset
+        if isinstance(self.max_per_second, Unset):
+            max_per_second = UNSET
+        else:
+            max_per_second = self.max_per_second
+
+        breaker_failure_threshold: int | None | Unset
+        if isinstance(self.breaker_failure_threshold, Unset):
+            breaker_failure_threshold = UNSET
+        else:
+            breaker_failure_threshold = self.breaker_failure_threshold
+
+        breaker_failure_ratio: float | None | Unset
+        if isinstance(self.breaker_failure_ratio, Unset):
+            breaker_failure_ratio = UNSET
+        else:
+            breaker_failure_ratio = self.breaker_failure_ratio
+
+        breaker_window_s: int | None | Unset
+        if isinstance(self.breaker_window_s, Unset):
+            breaker_window_s = UNSET
+        else:
+            breaker_window_s = self.breaker_window_s
+
+        breaker_probe_delay_ms: int | None | Unset
+        if isinstance(self.breaker_probe_delay_ms, Unset):
+            breaker_probe_delay_ms = UNSET
+        else:
+            breaker_probe_delay_ms = self.breaker_probe_delay_ms
+
+        breaker_disable_after_s: int | None | Unset
+        if isinstance(self.breaker_disable_after_s, Unset):
+            breaker_disable_after_s = UNSET
+        else:
+            breaker_disable_after_s = self.breaker_disable_after_s
+
+        breaker_on_disable: str | Unset = UNSET
+        if not isinstance(self.breaker_on_disable, Unset):
+            breaker_on_disable = self.breaker_on_disable
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -143,6 +200,20 @@ class SubscriptionRequest:
             field_dict["max_in_flight"] = max_in_flight
         if timeout_ms is not UNSET:
             field_dict["timeout_ms"] = timeout_ms
+        if max_per_second is not UNSET:
+            field_dict["max_per_second"] = max_per_second
+        if breaker_failure_threshold is not UNSET:
+            field_dict["breaker_failure_threshold"] = breaker_failure_threshold
+        if breaker_failure_ratio is not UNSET:
+            field_dict["breaker_failure_ratio"] = breaker_failure_ratio
+        if breaker_window_s is not UNSET:
+            field_dict["breaker_window_s"] = breaker_window_s
+        if breaker_probe_delay_ms is not UNSET:
+            field_dict["breaker_probe_delay_ms"] = breaker_probe_delay_ms
+        if breaker_disable_after_s is not UNSET:
+            field_dict["breaker_disable_after_s"] = breaker_disable_after_s
+        if breaker_on_disable is not UNSET:
+            field_dict["breaker_on_disable"] = breaker_on_disable
 
         return field_dict
 
@@ -238,6 +309,67 @@ class SubscriptionRequest:
 
         timeout_ms = d.pop("timeout_ms", UNSET)
 
+        def _parse_max_per_second(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        max_per_second = _parse_max_per_second(d.pop("max_per_second", UNSET))
+
+        def _parse_breaker_failure_threshold(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_failure_threshold = _parse_breaker_failure_threshold(d.pop("breaker_failure_threshold", UNSET))
+
+        def _parse_breaker_failure_ratio(data: object) -> float | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(float | None | Unset, data)
+
+        breaker_failure_ratio = _parse_breaker_failure_ratio(d.pop("breaker_failure_ratio", UNSET))
+
+        def _parse_breaker_window_s(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_window_s = _parse_breaker_window_s(d.pop("breaker_window_s", UNSET))
+
+        def _parse_breaker_probe_delay_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_probe_delay_ms = _parse_breaker_probe_delay_ms(d.pop("breaker_probe_delay_ms", UNSET))
+
+        def _parse_breaker_disable_after_s(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        breaker_disable_after_s = _parse_breaker_disable_after_s(d.pop("breaker_disable_after_s", UNSET))
+
+        _breaker_on_disable = d.pop("breaker_on_disable", UNSET)
+        breaker_on_disable: BreakerOnDisableEnum | Unset
+        if isinstance(_breaker_on_disable, Unset):
+            breaker_on_disable = UNSET
+        else:
+            breaker_on_disable = check_breaker_on_disable_enum(_breaker_on_disable)
+
         subscription_request = cls(
             name=name,
             type_=type_,
@@ -251,6 +383,13 @@ class SubscriptionRequest:
             max_delivery_delay_ms=max_delivery_delay_ms,
             max_in_flight=max_in_flight,
             timeout_ms=timeout_ms,
+            max_per_second=max_per_second,
+            breaker_failure_threshold=breaker_failure_threshold,
+            breaker_failure_ratio=breaker_failure_ratio,
+            breaker_window_s=breaker_window_s,
+            breaker_probe_delay_ms=breaker_probe_delay_ms,
+            breaker_disable_after_s=breaker_disable_after_s,
+            breaker_on_disable=breaker_on_disable,
         )
 
         subscription_request.additional_properties = d

@@ -109,9 +109,9 @@ def sync_detailed(
     """Subscribe to a room
 
      The reply is the only one that shows a push subscription's `signing_secret` in full (see rotate-
-    secret). Limits: `max_in_flight` 1–1000, `timeout_ms` 100–300000, `delivery_attempts` 0–100,
-    `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least `delivery_delay_ms` when both
-    are set here.
+    secret). Limits: `max_in_flight` 1–1000, `max_per_second` 1–10000 or null, `timeout_ms` 100–300000,
+    `delivery_attempts` 0–100, `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least
+    `delivery_delay_ms` when both are set here.
 
     Args:
         room_id (int):
@@ -147,9 +147,9 @@ def sync(
     """Subscribe to a room
 
      The reply is the only one that shows a push subscription's `signing_secret` in full (see rotate-
-    secret). Limits: `max_in_flight` 1–1000, `timeout_ms` 100–300000, `delivery_attempts` 0–100,
-    `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least `delivery_delay_ms` when both
-    are set here.
+    secret). Limits: `max_in_flight` 1–1000, `max_per_second` 1–10000 or null, `timeout_ms` 100–300000,
+    `delivery_attempts` 0–100, `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least
+    `delivery_delay_ms` when both are set here.
 
     Args:
         room_id (int):
@@ -180,9 +180,9 @@ async def asyncio_detailed(
     """Subscribe to a room
 
      The reply is the only one that shows a push subscription's `signing_secret` in full (see rotate-
-    secret). Limits: `max_in_flight` 1–1000, `timeout_ms` 100–300000, `delivery_attempts` 0–100,
-    `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least `delivery_delay_ms` when both
-    are set here.
+    secret). Limits: `max_in_flight` 1–1000, `max_per_second` 1–10000 or null, `timeout_ms` 100–300000,
+    `delivery_attempts` 0–100, `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least
+    `delivery_delay_ms` when both are set here.
 
     Args:
         room_id (int):
@@ -216,9 +216,9 @@ async def asyncio(
     """Subscribe to a room
 
      The reply is the only one that shows a push subscription's `signing_secret` in full (see rotate-
-    secret). Limits: `max_in_flight` 1–1000, `timeout_ms` 100–300000, `delivery_attempts` 0–100,
-    `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least `delivery_delay_ms` when both
-    are set here.
+    secret). Limits: `max_in_flight` 1–1000, `max_per_second` 1–10000 or null, `timeout_ms` 100–300000,
+    `delivery_attempts` 0–100, `delivery_delay_multiplier` 1–100, `max_delivery_delay_ms` at least
+    `delivery_delay_ms` when both are set here.
 
     Args:
         room_id (int):

@@ -8,13 +8,17 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
 from ...models.field_errors import FieldErrors
+from ...models.rotate_secret_request import RotateSecretRequest
 from ...models.subscription import Subscription
-from ...types import Response
+from ...types import UNSET, Response, Unset
 
 
 def _get_kwargs(
     subscription_id: int,
+    *,
+    body: RotateSecretRequest | Unset = UNSET,
 ) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
 
     _kwargs: dict[str, Any] = {
         "method": "post",
@@ -23,6 +27,12 @@ def _get_kwargs(
         ),
     }
 
+    if not isinstance(body, Unset):
+        _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
     return _kwargs
 
 
@@ -59,6 +69,11 @@ def _parse_response(
 
         return response_413
 
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
     if response.status_code == 429:
         response_429 = Error.from_dict(response.json())
 
@@ -85,14 +100,19 @@ def sync_detailed(
     subscription_id: int,
     *,
     client: AuthenticatedClient,
+    body: RotateSecretRequest | Unset = UNSET,
 ) -> Response[Error | FieldErrors | Subscription]:
-    """Replace a push subscription's signing secret
+    """Replace a push subscription's signing secret, with an overlap
 
      The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second); the old secret stops working at once.
+    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
+    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
+    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
+    overlap ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
+        body (RotateSecretRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -104,6 +124,7 @@ def sync_detailed(
 
     kwargs = _get_kwargs(
         subscription_id=subscription_id,
+        body=body,
     )
 
     response = client.get_httpx_client().request(
@@ -117,14 +138,19 @@ def sync(
     subscription_id: int,
     *,
     client: AuthenticatedClient,
+    body: RotateSecretRequest | Unset = UNSET,
 ) -> Error | FieldErrors | Subscription | None:
-    """Replace a push subscription's signing secret
+    """Replace a push subscription's signing secret, with an overlap
 
      The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second); the old secret stops working at once.
+    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
+    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
+    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
+    overlap ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
+        body (RotateSecretRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -137,6 +163,7 @@ def sync(
     return sync_detailed(
         subscription_id=subscription_id,
         client=client,
+        body=body,
     ).parsed
 
 
@@ -144,14 +171,19 @@ async def asyncio_detailed(
     subscription_id: int,
     *,
     client: AuthenticatedClient,
+    body: RotateSecretRequest | Unset = UNSET,
 ) -> Response[Error | FieldErrors | Subscription]:
-    """Replace a push subscription's signing secret
+    """Replace a push subscription's signing secret, with an overlap
 
      The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second); the old secret stops working at once.
+    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
+    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
+    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
+    overlap ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
+        body (RotateSecretRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -163,6 +195,7 @@ async def asyncio_detailed(
 
     kwargs = _get_kwargs(
         subscription_id=subscription_id,
+        body=body,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -174,14 +207,19 @@ async def asyncio(
     subscription_id: int,
     *,
     client: AuthenticatedClient,
+    body: RotateSecretRequest | Unset = UNSET,
 ) -> Error | FieldErrors | Subscription | None:
-    """Replace a push subscription's signing secret
+    """Replace a push subscription's signing secret, with an overlap
 
      The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second); the old secret stops working at once.
+    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
+    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
+    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
+    overlap ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
+        body (RotateSecretRequest | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -195,5 +233,6 @@ async def asyncio(
         await asyncio_detailed(
             subscription_id=subscription_id,
             client=client,
+            body=body,
         )
     ).parsed
