@@ -150,7 +150,9 @@ def test_a_worker_killed_mid_sequence_loses_and_reorders_nothing(
         # At least once: an event whose POST the kill cut short comes again, but never after a later one.
         assert in_order_once_each(arrived[k]) == list(range(50)), (k, arrived[k])
     k, seq = cut_short
-    assert arrived[k].count(seq) == 2  # the POST cut short was made again, before the key's next event
+    # The POST cut short was made again, before the key's next event (at least once: a copy the rules
+    # had put back while the dead worker's attempt might still run can bring one more duplicate).
+    assert arrived[k].count(seq) >= 2, (k, seq, arrived[k])
     crashed = {(a.delivery.message.payload["key"], a.delivery.message.payload["seq"]) for a in
                DeliveryAttempt.objects.filter(delivery__subscription=subscription, outcome="crashed")
                .select_related("delivery__message")}
