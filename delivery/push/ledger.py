@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,7 +24,6 @@ from django.db import connection
 from django.utils import timezone
 
 from delivery.attempts import Attempt
-from delivery.broker import BrokerError
 from delivery.models import (
     CLAIM_FRESH_SQL,
     RECORD_DELIVERED_SQL,
@@ -38,6 +36,7 @@ from delivery.models import (
     delivered_params,
     states_from_rows,
 )
+from delivery.push.outcomes import ack_recorded
 from delivery.transports import PushResult
 
 log = logging.getLogger("delivery.push")
@@ -169,12 +168,5 @@ class Ledger:
     async def _record(self, finished: list[tuple[Attempt, PushResult]]) -> list[None]:
         rows = [(a.delivery, a.attempt, a.started_at, r.duration_ms, r.status_code) for a, r in finished]
         await self._run("record", self._record_sql, delivered_params(rows, timezone.now()), fetch=False)
-        by_consumer: dict[int, list[Attempt]] = defaultdict(list)
-        for attempt, _ in finished:
-            by_consumer[id(attempt.arrival.consumer)].append(attempt)
-        for group in by_consumer.values():
-            try:
-                group[0].arrival.consumer.ack_many([attempt.frame for attempt in group])
-            except BrokerError:
-                log.debug("acks not sent; the frames come back and are judged stale copies")
+        ack_recorded([attempt for attempt, _ in finished])
         return [None] * len(finished)

@@ -25,7 +25,7 @@ def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
     successes = [(attempt, result) for attempt, result in finished if result.ok]
     if successes:
         settle.record_successes([settle.Success(a.delivery, a.attempt, a.started_at, r) for a, r in successes])
-        _ack([attempt for attempt, _ in successes])
+        ack_recorded([attempt for attempt, _ in successes])
     failures: dict[int, list[tuple[Attempt, PushResult]]] = defaultdict(list)
     for attempt, result in finished:
         if not result.ok:
@@ -44,10 +44,10 @@ def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
         broker, [settle.Failure(a.delivery, a.frame.body, a.attempt, a.started_at, r) for a, r in finished],
         subscription.retry_policy)
     # Unconfirmed copies leave their originals unacked: they must come back.
-    _ack([attempt for (attempt, _), status in zip(finished, statuses, strict=True) if status is not None])
+    ack_recorded([attempt for (attempt, _), status in zip(finished, statuses, strict=True) if status is not None])
 
 
-def _ack(attempts: list[Attempt]) -> None:
+def ack_recorded(attempts: list[Attempt]) -> None:
     """Ack the frames of recorded attempts, each consumer's in one write."""
     by_consumer: dict[int, list[Attempt]] = defaultdict(list)
     for attempt in attempts:
