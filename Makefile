@@ -101,10 +101,11 @@ test: lint services
 	@$(LOAD_SERVICES_ENV); \
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
-# bench: the benchmark table (real services, a scratch database); QUICK=1 for a small run.
+# bench: the benchmark table (real services, a scratch database); QUICK=1 for a small run; PROFILE=1
+# samples the web and worker processes with py-spy and prints where their CPU went (bench/profile.py).
 bench: venv services
 	@scripts/test-tools.sh
-	@$(LOAD_SERVICES_ENV); $(PY) -m bench.run $(if $(QUICK),--quick) $(BENCH_ARGS)
+	@$(LOAD_SERVICES_ENV); $(PY) -m bench.run $(if $(QUICK),--quick) $(if $(PROFILE),--profile) $(BENCH_ARGS)
 
 # screenshots: the browser tests with SCREENSHOTS=1 write each page to docs/screenshots/ (1280×800).
 screenshots: venv services

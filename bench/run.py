@@ -81,6 +81,9 @@ def ratio(value: tuple[float, float, float], reference: tuple[float, float, floa
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (< 3 min)")
+    parser.add_argument("--profile", action="store_true",
+                        help="sample the web and worker processes with py-spy and print where their CPU went "
+                             "(bench/profile.py); best with --only one group")
     parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(GROUPS),
                         help=f"run only these groups of figures, comma-separated: {', '.join(GROUPS + EXTRA_GROUPS)} "
                              "(for profiling; the table is written to var/, not docs/)")
@@ -112,6 +115,8 @@ def main() -> int:
          "fairness_subscriptions": 1000, "fairness_s": 20, "retries": 1000, "report_messages": 413_000}
     runs = 1 if quick else 3
     log_dir = Path(tempfile.mkdtemp(prefix="dovecote-bench-"))
+    if options.profile:
+        stack.PROFILE_DIR = log_dir / "profiles"
     # The stack's metric files, fresh for this run: web's /metrics adds up the worker's counts from here.
     env["PROMETHEUS_MULTIPROC_DIR"] = str(log_dir / "metrics")
     receiver = ReceiverClient()
@@ -220,7 +225,22 @@ def main() -> int:
                         f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
     print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
+    if stack.PROFILE_DIR is not None:
+        print_profiles(stack.PROFILE_DIR)
     return 0
+
+
+def print_profiles(directory: Path) -> None:
+    """Print each sampled process's summary, and keep it beside the raw samples (for flame graphs)."""
+    from bench.profile import summarize
+
+    for samples in sorted(directory.glob("*.txt")):
+        if samples.stem.endswith(".summary"):
+            continue
+        text = summarize(samples)
+        samples.with_suffix(".summary.txt").write_text(text + "\n")
+        print(f"\n{text}")
+    print(f"\nprofiles (py-spy collapsed stacks, for flamegraph.pl or speedscope): {directory}")
 
 
 def markdown_table(rows: list[Row], runs: int) -> str:

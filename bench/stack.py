@@ -13,7 +13,10 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from bench.profile import Profiler
+
 ROOT = Path(__file__).resolve().parent.parent
+PROFILE_DIR: Path | None = None  # make bench PROFILE=1: where each web and worker process's samples go
 
 
 def free_port() -> int:
@@ -72,7 +75,13 @@ class Process:
                                       start_new_session=True)
         self.peak_rss_kib = 0
         self._sampling = True
+        self.profiler: Profiler | None = None
         threading.Thread(target=self._sample, daemon=True).start()
+
+    def start_profiling(self) -> None:
+        """With PROFILE_DIR set (make bench PROFILE=1): sample this process and its children until `stop`."""
+        if PROFILE_DIR is not None:
+            self.profiler = Profiler(self.popen.pid, PROFILE_DIR / f"{self.name}.txt")
 
     def _sample(self) -> None:
         while self._sampling and self.popen.poll() is None:
@@ -84,6 +93,8 @@ class Process:
 
     def stop(self) -> None:
         self._sampling = False
+        if self.profiler is not None:
+            self.profiler.stop()
         if self.popen.poll() is None:
             os.killpg(self.popen.pid, signal.SIGTERM)
             try:
@@ -140,6 +151,7 @@ def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
     while time.monotonic() < deadline:
         try:
             urllib.request.urlopen(f"{base}/healthz/", timeout=2)
+            web.start_profiling()
             return web, base
         except OSError:
             time.sleep(0.2)
@@ -149,6 +161,7 @@ def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
 def start_worker(env: dict[str, str], log_dir: Path, name: str = "worker") -> Process:
     worker = start("worker", env, log_dir, label=name)
     worker.wait_for_log("ready.")
+    worker.start_profiling()
     return worker
 
 
