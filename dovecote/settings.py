@@ -161,6 +161,10 @@ CELERY_TIMEZONE = "UTC"
 # Celery's loggers go through the LOGGING below (Dovecote's formatter, its escaping) instead of
 # handlers of Celery's own on the root logger.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Celery's Django fixup closes a thread's database connection before and after every task unless
+# this is set: a new PostgreSQL backend (fork, authentication) for every beat tick. Tasks keep
+# their connections as requests do instead (dovecote/celery.py: CONN_MAX_AGE, health checks).
+CELERY_DB_REUSE_MAX = 10**9
 # Every periodic job runs every few seconds, so beat needs no schedule file (the default shelve file
 # breaks under Python 3.13's dbm.sqlite3 with "locking protocol" errors).
 CELERY_BEAT_SCHEDULER = "dovecote.heartbeats:HeartbeatScheduler"  # celery.beat:Scheduler that says it is alive
