@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.db.models import Exists, OuterRef
 from django.shortcuts import get_object_or_404
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
@@ -66,9 +67,18 @@ def check_admin(request: Request, action: str) -> None:
 
 
 def usable_room(request: Request, room_id: int) -> Room:
-    """Return room `room_id` if the request's key may use it: 404 if there is none, else 403."""
-    room = get_object_or_404(Room, pk=room_id)
-    check_room_access(request, room)
+    """Return room `room_id` if the request's key may use it: 404 if there is none, else 403.
+
+    One query: the room, and whether the key names it (every publish comes this way).
+    """
+    key = api_key(request)
+    rooms = Room.objects.filter(pk=room_id)
+    if not key.is_admin:
+        rooms = rooms.annotate(key_may_use=Exists(ApiKey.rooms.through.objects.filter(
+            apikey_id=key.pk, room_id=OuterRef("pk"))))
+    room = get_object_or_404(rooms)
+    if key.is_revoked or not (key.is_admin or room.key_may_use):
+        raise exceptions.PermissionDenied(f"this API key has no rights on room {room.pk}")
     return room
 
 
