@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import uuid
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from django.db import connection, models
-from django.db.models import F
+from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
 from rooms.models import Room
@@ -96,6 +98,17 @@ STATE_FIELDS = ("pk", "status", "subscription_id", "message_id", "destination", 
                 "message__traceparent", "ordering_key")
 
 
+@dataclass(frozen=True)
+class Retrying:
+    """A failed attempt whose delivery waits for its next one (DeliveryQuerySet.mark_retrying)."""
+
+    delivery_id: int
+    attempt: int  # the attempt that failed
+    next_attempt_at: datetime
+    status_code: int | None
+    error: str
+
+
 class DeliveryQuerySet(models.QuerySet["Delivery"]):
     """Every change of a delivery's status, as conditional UPDATEs: the one writer of the state machine.
 
@@ -131,12 +144,24 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
             status=Delivery.Status.DELIVERED, attempt_started_at=None, next_attempt_at=None, **NO_LEASE,
             last_status_code=status_code, last_error="", updated_at=now)
 
-    def mark_retrying(self, attempt: int, next_attempt_at: datetime, status_code: int | None, error: str,
-                      now: datetime) -> int:
-        """→ retrying, while `attempt` is still the current one (a fast consumer may have claimed the next)."""
-        return self.unsettled().filter(attempts=attempt).update(
-            status=Delivery.Status.RETRYING, attempt_started_at=None, next_attempt_at=next_attempt_at, **NO_LEASE,
-            last_status_code=status_code, last_error=error, updated_at=now)
+    def mark_retrying(self, retries: Iterable[Retrying], now: datetime) -> int:
+        """→ retrying, each delivery while its failed attempt is still the current one (a fast consumer
+        may have claimed the next).
+
+        One UPDATE per (attempt, status code, error) among `retries` (usually one for a session's
+        batch of failures), each delivery's next attempt time chosen by its id.
+        """
+        by_outcome: dict[tuple[int, int | None, str], dict[int, datetime]] = defaultdict(dict)
+        for retry in retries:
+            by_outcome[retry.attempt, retry.status_code, retry.error][retry.delivery_id] = retry.next_attempt_at
+        changed = 0
+        for (attempt, status_code, error), due in by_outcome.items():
+            next_attempt_at = Case(*(When(pk=pk, then=Value(at)) for pk, at in due.items()),
+                                   output_field=models.DateTimeField())
+            changed += self.filter(pk__in=due).unsettled().filter(attempts=attempt).update(
+                status=Delivery.Status.RETRYING, attempt_started_at=None, next_attempt_at=next_attempt_at,
+                **NO_LEASE, last_status_code=status_code, last_error=error, updated_at=now)
+        return changed
 
     def mark_held(self, until: datetime, now: datetime) -> int:
         """Keep status and attempt; the next attempt starts at `until` (an open circuit breaker holds it)."""

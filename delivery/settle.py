@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from delivery import frames, metrics, sequencing
 from delivery.broker import Broker, BrokerError, SendFailed
-from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage, Retrying
 from delivery.transports import PushResult
 from subscriptions.retry import RetryPolicy
 
@@ -191,10 +191,9 @@ def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy:
         PublishedMessage.objects.bulk_create(
             send_row(f.delivery, PublishedMessage.Kind.RETRY, f.delivery.destination, f.attempt + 1, delay)
             for f, delay in sent)
-        for f, delay in sent:
-            Delivery.objects.filter(pk=f.delivery.pk).mark_retrying(
-                f.attempt, (f.finished_at or now) + timedelta(milliseconds=delay), f.result.status_code,
-                f.result.error, now)
+        Delivery.objects.mark_retrying(
+            [Retrying(f.delivery.pk, f.attempt, (f.finished_at or now) + timedelta(milliseconds=delay),
+                      f.result.status_code, f.result.error) for f, delay in sent], now)
     for f, delay in sent:
         metrics.RETRIES.labels(metrics.room_label(f.delivery.message.room_id)).inc()
         log.info("retry scheduled in %d ms", delay, extra=_context(f.delivery, f.attempt))
