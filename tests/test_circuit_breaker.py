@@ -163,3 +163,31 @@ def test_a_breaker_closes_after_an_outage_with_its_count_and_probes_forgotten() 
     assert (subscription.breaker_state, subscription.breaker_failures, subscription.breaker_probes) == ("closed", 0, 0)
     assert subscription.breaker_opened_at is None and subscription.breaker_next_probe_at is None
     assert len(subscription.breaker_history()) == 5
+
+
+@pytest.mark.usefixtures("worker")
+def test_the_failure_count_reaches_the_row_within_a_second_and_the_next_session_goes_on_from_it(
+        client: Client, receiver: Receiver) -> None:
+    room = make_room(delivery_attempts=0)  # each event fails once and is dead-lettered: no retries in the count
+    make_event_type(room)
+    key = ApiKey.issue("shop", rooms=[room])[1]
+    endpoint = Endpoint(receiver, "/count")
+    subscription = make_subscription(room, push_url=endpoint.url, max_in_flight=1, breaker_failure_threshold=5,
+                                     breaker_failure_ratio=0)
+
+    publish(client, key, room, 3)
+    wait_until(lambda: Delivery.objects.filter(subscription=subscription, status="dead_lettered").count() == 3,
+               what="three dead letters")
+    # The session keeps the count in memory and writes it at most once a second: the row has it soon after.
+    failed_at = time.monotonic()
+    wait_until(lambda: Subscription.objects.get(pk=subscription.pk).breaker_failures == 3, timeout=3,
+               what="the count of 3 on the row")
+    assert time.monotonic() - failed_at < 2.5
+    assert transitions(subscription) == []
+
+    time.sleep(6)  # past the test worker's session budget (DOVECOTE_PUSH_SESSION_SECONDS=5): that session ended
+    publish(client, key, room, 2)
+    # A new session starts from the row's 3: two more failures make the 5 that open the breaker.
+    wait_until(lambda: transitions(subscription) == [("closed", "open")], what="the breaker opening")
+    reason = BreakerTransition.objects.get(subscription=subscription).reason
+    assert reason.startswith("5 consecutive attempts failed"), reason

@@ -1,9 +1,10 @@
 """The circuit breaker as a push session runs it (the rules: subscriptions/breaker.py).
 
 One session at a time delivers a subscription (claims.py), so the session sees every outcome and
-counts them in memory: the consecutive failures (also written to the subscription row after each
-failure, so the next session goes on from there) and the attempts of the failure-ratio window (in
-memory only: a new session starts a new window). It decides each transition from its own copy of
+counts them in memory: the consecutive failures (also written to the subscription row when they
+change, at most once a second and when the session ends, so the next session goes on from there)
+and the attempts of the failure-ratio window (in memory only: a new session starts a new window).
+It decides each transition from its own copy of
 the state, and the bookkeeper's threads record it (`Subscription.move_breaker`) before the
 session acts on it. The state is read from memory on every frame, never from the database.
 """

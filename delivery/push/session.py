@@ -47,6 +47,9 @@ log = logging.getLogger("delivery.push")
 
 WAKE_EVERY_S = 1.0  # at least this often a session looks at its state
 OWN_MOVE_S = 3.0  # after the session moves the breaker, a reread older than this keeps the session's state
+# The consecutive-failure count reaches the subscription row at most this often (and when the session
+# ends): written on every change, it was an UPDATE of one row per failed attempt and per success after one.
+FAILURES_WRITE_S = 1.0
 Breaker = Subscription.Breaker
 
 
@@ -84,6 +87,9 @@ class PushSession:
         self.outcomes: breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
         self._moving = False  # a breaker transition is being recorded
         self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
+        self._failures_on_row = 0  # the consecutive-failure count the row holds as far as the session knows
+        self._failures_written_at = -FAILURES_WRITE_S  # monotonic
+        self._failures_lock = asyncio.Lock()  # one write of the count at a time, in order
         self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
         self._token_waiters = 0  # POSTs waiting for a token
         self._token_lock = asyncio.Lock()  # one take at a time
@@ -121,6 +127,7 @@ class PushSession:
         if self.subscription is None:
             return  # another session took over meanwhile
         self.outcomes = breaker.OutcomeCounter(self.subscription.breaker_failures)
+        self._failures_on_row = self.subscription.breaker_failures
         loop = asyncio.get_running_loop()
         def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
             loop.call_soon_threadsafe(self._arrived, frame)
@@ -131,6 +138,7 @@ class PushSession:
             await self._loop(consumer)
         finally:
             consumer.close()
+            await self._write_failures()  # the last count (after any write under way)
             await engine.bookkeeper.call(claims.release, self.subscription_id, engine.token, hand_over=self.hand_over)
         log.debug("push session for subscription %s ended after %d deliveries", self.subscription_id, self.settled)
 
@@ -158,6 +166,8 @@ class PushSession:
                 return
             if self.accepting and self.is_idle() and not self.retry_due_soon:
                 return
+            if self._failures_due():
+                self._spawn(self._write_failures())
             self._wakeup.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wakeup.wait(), self._sleep_s())
@@ -263,8 +273,29 @@ class PushSession:
         if move is not None and not self._moving:
             self._moving = True
             await self._move(breaker.record_move, subscription, move, counter.failures)
-        elif counter.failures != before:
-            await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, counter.failures)
+        elif counter.failures != before and self._failures_due():
+            await self._write_failures()
+
+    def _failures_due(self) -> bool:
+        """The count moved since the row last got it, and the last write is FAILURES_WRITE_S old."""
+        return (self.outcomes is not None and self.outcomes.failures != self._failures_on_row
+                and not self._failures_lock.locked()
+                and time.monotonic() - self._failures_written_at >= FAILURES_WRITE_S)
+
+    async def _write_failures(self) -> None:
+        """Keep the consecutive-failure count on the row (the next session goes on from it), one write at a time."""
+        async with self._failures_lock:
+            if self.outcomes is None or self.outcomes.failures == self._failures_on_row:
+                return
+            failures = self.outcomes.failures
+            try:
+                await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, failures)
+                self._failures_on_row = failures
+            except Exception:
+                log.exception("push session for subscription %s could not record its failure count",
+                              self.subscription_id)
+            finally:
+                self._failures_written_at = time.monotonic()
 
     async def _slow_down(self, subscription: Subscription, result: PushResult) -> None:
         """A 429 (or 503) with Retry-After pauses the whole subscription, not only that message, until then."""
