@@ -18,9 +18,16 @@ from prometheus_client import values
 HOST = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname())[:64] or "host"
 
 
+_identity = (-1, "")  # (pid, identifier): prometheus_client asks on every increment, to notice a fork
+
+
 def process_identifier() -> str:
     """This process's name in the metric files' names: host and pid, without underscores (they separate fields)."""
-    return f"{HOST}-{os.getpid()}"
+    global _identity
+    pid = os.getpid()
+    if _identity[0] != pid:
+        _identity = (pid, f"{HOST}-{pid}")
+    return _identity[1]
 
 
 def multiprocess_dir() -> str | None:
