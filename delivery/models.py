@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.db.models import Case, F, Value, When
 from django.utils import timezone
 
@@ -115,7 +115,19 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
     Each method changes only the rows still in a status it may leave (an unsettled one, mostly),
     so a late or duplicate writer changes nothing; it returns how many rows it changed. The
     statuses and what moves between them: docs/delivery-semantics.md#statuses.
+
+    On PostgreSQL every UPDATE first locks its rows in id order (`update`): the relay, the
+    sweeper, the ledger and the bookkeeper change overlapping sets of rows at once, and two
+    multi-row UPDATEs that lock the same rows in different orders deadlock (make bench saw it).
     """
+
+    def update(self, **changes: Any) -> int:
+        """UPDATE these rows, having locked them in id order (see the class's text)."""
+        if connection.vendor != "postgresql":
+            return super().update(**changes)
+        in_order = self.order_by("pk").select_for_update(no_key=True).values("pk")
+        with transaction.atomic(savepoint=False):  # FOR NO KEY UPDATE needs one (the caller's, if any)
+            return models.QuerySet.update(Delivery.objects.filter(pk__in=in_order), **changes)
 
     def unsettled(self) -> DeliveryQuerySet:
         return self.filter(status__in=Delivery.UNSETTLED)
@@ -221,13 +233,15 @@ class FreshClaim:
 
 
 # PostgreSQL: claim every fresh attempt of a burst and read back what the push path needs, in one statement.
+# Both lock their rows in id order first, as DeliveryQuerySet.update does (no deadlock between batches).
 CLAIM_FRESH_SQL = """
+WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE)
 UPDATE {delivery} AS d
    SET attempts = f.attempt, attempt_started_at = %(now)s, updated_at = %(now)s
   FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(subscriptions)s::bigint[], %(messages)s::uuid[])
          AS f(id, attempt, subscription_id, message_id),
        {message} AS m
- WHERE d.id = f.id AND m.id = d.message_id
+ WHERE d.id = f.id AND m.id = d.message_id AND d.id IN (SELECT id FROM locked)
    AND d.subscription_id = f.subscription_id AND d.message_id = f.message_id
    AND d.status = ANY(%(unsettled)s) AND d.attempts < f.attempt
    AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
@@ -239,7 +253,8 @@ RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.atte
 
 # PostgreSQL: record successful attempts (their timeline rows) and settle their deliveries, in one statement.
 RECORD_DELIVERED_SQL = """
-WITH attempt_rows AS (
+WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE),
+attempt_rows AS (
     INSERT INTO {attempts} (delivery_id, correlation_id, life, attempt, started_at, duration_ms, outcome,
                             status_code, error, next_delay_ms)
     SELECT f.id, f.correlation_id, f.life, f.attempt, f.started_at, f.duration_ms, 'success', f.code, '', NULL
@@ -251,7 +266,7 @@ UPDATE {delivery} AS d
    SET status = 'delivered', attempt_started_at = NULL, next_attempt_at = NULL, lease_token = '',
        lease_expires_at = NULL, last_status_code = f.code, last_error = '', updated_at = %(now)s
   FROM unnest(%(ids)s::bigint[], %(codes)s::int[]) AS f(id, code)
- WHERE d.id = f.id AND d.status = ANY(%(unsettled)s)
+ WHERE d.id = f.id AND d.status = ANY(%(unsettled)s) AND d.id IN (SELECT id FROM locked)
 """
 
 
