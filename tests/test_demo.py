@@ -57,13 +57,17 @@ def test_the_demo_delivers_retries_and_dead_letters_within_30_seconds(tmp_path: 
 
 
 def overdue_push_deliveries(database: Path, older_than: timedelta) -> list[tuple]:
-    """Return push deliveries `queued` or `retrying` whose due time passed more than `older_than` ago."""
+    """Return push deliveries `queued` or `retrying` whose due time passed more than `older_than` ago.
+
+    Those of a subscription whose circuit breaker is open are left out: they wait for its probes on
+    purpose (the demo's receiver that is down opens its breaker), each probe cycle moving them on.
+    """
     cutoff = (datetime.now(UTC) - older_than).replace(tzinfo=None).isoformat(" ")
     with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as db:
         return db.execute(
             "SELECT d.id, d.status, d.attempts, d.next_attempt_at, d.updated_at FROM delivery_delivery d "
             "JOIN subscriptions_subscription s ON s.id = d.subscription_id "
-            "WHERE s.type = 'push' AND d.status IN ('queued', 'retrying') "
+            "WHERE s.type = 'push' AND d.status IN ('queued', 'retrying') AND s.breaker_state = 'closed' "
             "AND COALESCE(d.next_attempt_at, d.updated_at) < ?", [cutoff]).fetchall()
 
 

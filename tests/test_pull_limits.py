@@ -127,3 +127,8 @@ def test_replaying_every_dead_letter_goes_in_chunks_of_short_transactions(pull_r
     assert len(replayed) == 5 and len(chunks) == 4  # 2 + 2 + 1, then an empty one that ends it
     assert not Delivery.objects.filter(subscription=subscription, status=Delivery.Status.DEAD_LETTERED).exists()
     assert set(Delivery.objects.filter(pk__in=replayed).values_list("replays", flat=True)) == {1}
+    # The relay sends them after commit: let it finish, or its writes race the database flush after the test.
+    deadline = time.monotonic() + 10
+    while Delivery.objects.filter(pk__in=replayed, status=Delivery.Status.PENDING).exists():
+        assert time.monotonic() < deadline, "the relay did not send the replayed messages"
+        time.sleep(0.05)
