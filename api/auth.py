@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from django.db.models import Exists, OuterRef
 from django.shortcuts import get_object_or_404
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -33,18 +35,27 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
-        if wait := API_KEY_FAILURES.seconds_blocked(request):
-            raise exceptions.Throttled(wait, detail=f"too many failed API keys from this address; retry in {wait} s")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            API_KEY_FAILURES.record_failure(request)
-            raise exceptions.AuthenticationFailed("use the header Authorization: Bearer <api key>")
-        key = ApiKey.authenticate(token.strip())
+        key = ApiKey.authenticate(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if key is None:
-            API_KEY_FAILURES.record_failure(request)
-            raise exceptions.AuthenticationFailed("unknown or revoked API key")
+            self.refuse(request, "unknown or revoked API key" if scheme.lower() == "bearer" and token.strip()
+                        else "use the header Authorization: Bearer <api key>")
         key.mark_used()
         return ApiKeyUser(key), key
+
+    @staticmethod
+    def refuse(request: Request, reason: str) -> NoReturn:
+        """Count a failed key against the caller's address, then answer 429 over the limit, else 401.
+
+        A right key is checked before the limit, so another client's failures from the same address
+        (or through the same proxy) never lock it out; a key has 240 random bits, so the limit is
+        there to bound the work a stranger causes, not to slow down guessing.
+        """
+        wait = API_KEY_FAILURES.seconds_blocked(request)
+        API_KEY_FAILURES.record_failure(request)
+        if wait:
+            raise exceptions.Throttled(wait, detail=f"too many failed API keys from this address; retry in {wait} s")
+        raise exceptions.AuthenticationFailed(reason)
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'

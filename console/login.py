@@ -15,13 +15,19 @@ from dovecote.throttling import LOGIN_FAILURES
 
 
 class FailureLimitedLogin:
-    """Refuse every sign-in from an address over DOVECOTE_LOGIN_FAILURE_RATE, and count each failed one."""
+    """Refuse sign-ins to an account from an address over DOVECOTE_LOGIN_FAILURE_RATE; count each failed one.
+
+    Counted per (address, user name): strangers failing on other accounts from the same address (or
+    through the same proxy) never lock an operator out, while guessing one account's password stays slow.
+    """
 
     request: Any
+    data: Any
     error_messages: dict[str, str]
 
     def clean(self) -> dict[str, Any]:
-        if self.request is not None and (wait := LOGIN_FAILURES.seconds_blocked(self.request)):
+        account = str(self.data.get("username", ""))[:150]
+        if self.request is not None and (wait := LOGIN_FAILURES.seconds_blocked(self.request, account)):
             minutes = -(-wait // 60)
             raise ValidationError(f"Too many failed sign-ins from your address: try again in {minutes} minute(s).",
                                   code="throttled")
@@ -29,7 +35,7 @@ class FailureLimitedLogin:
             return super().clean()  # type: ignore[misc]
         except ValidationError:
             if self.request is not None:
-                LOGIN_FAILURES.record_failure(self.request)
+                LOGIN_FAILURES.record_failure(self.request, account)
             raise
 
 

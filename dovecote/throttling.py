@@ -5,6 +5,7 @@ Both count in the shared cache (Redis when there is one), in fixed windows.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import time
@@ -127,10 +128,10 @@ class FailureLimit:
         self.name = name
         self.setting = setting
 
-    def seconds_blocked(self, request: HttpRequest) -> int:
-        """Return how long this address must wait before trying again (0: it may try now)."""
+    def seconds_blocked(self, request: HttpRequest, account: str = "") -> int:
+        """Return how long this address (for `account`, when given) must wait before trying again (0: now)."""
         limit, period, window, now = self._window()
-        key = self._key(request, period, window)
+        key = self._key(request, period, window, account)
         try:
             if (redis := _redis_client(key)) is not None:  # the count _count_request keeps: a plain integer
                 failures = int(redis.get(cache.make_and_validate_key(key)) or 0)
@@ -141,10 +142,10 @@ class FailureLimit:
             return 0
         return max(1, math.ceil((window + 1) * period - now)) if failures >= limit else 0
 
-    def record_failure(self, request: HttpRequest) -> None:
+    def record_failure(self, request: HttpRequest, account: str = "") -> None:
         _, period, window, _ = self._window()
         try:
-            _count_request(self._key(request, period, window), period)
+            _count_request(self._key(request, period, window, account), period)
         except Exception:
             log.warning("%s failure not counted: the cache is unreachable", self.name, exc_info=True)
 
@@ -153,8 +154,9 @@ class FailureLimit:
         now = self.clock()
         return limit, period, int(now // period), now
 
-    def _key(self, request: HttpRequest, period: int, window: int) -> str:
-        return f"failures:{self.name}:{client_address(request)}:{period}:{window}"
+    def _key(self, request: HttpRequest, period: int, window: int, account: str) -> str:
+        account = hashlib.sha256(account.casefold().encode()).hexdigest()[:16] if account else ""
+        return f"failures:{self.name}:{client_address(request)}:{account}:{period}:{window}"
 
 
 LOGIN_FAILURES = FailureLimit("login", "DOVECOTE_LOGIN_FAILURE_RATE")

@@ -39,6 +39,16 @@ def test_after_too_many_wrong_passwords_even_the_right_one_is_refused(client: Cl
     assert log_in(client, fresh_address(), "right-pass-1").status_code == 302
 
 
+@override_settings(DOVECOTE_LOGIN_FAILURE_RATE="5/15min")
+def test_failures_on_other_accounts_never_lock_an_operator_out(client: Client, operator: User) -> None:
+    """Behind one proxy everyone shares an address: a stranger guessing other accounts must not block this one."""
+    address = fresh_address()
+    for n in range(10):
+        client.post("/login/", {"username": f"stranger{n % 2}", "password": "nope"}, REMOTE_ADDR=address)
+    assert client.post("/login/", {"username": "stranger0", "password": "nope"}, REMOTE_ADDR=address).status_code == 429
+    assert log_in(client, address, "right-pass-1").status_code == 302
+
+
 @override_settings(DOVECOTE_LOGIN_FAILURE_RATE="3/15min")
 def test_the_admin_login_is_limited_too(client: Client, operator: User) -> None:
     address = fresh_address()
@@ -49,17 +59,32 @@ def test_the_admin_login_is_limited_too(client: Client, operator: User) -> None:
 
 
 @override_settings(DOVECOTE_API_KEY_FAILURE_RATE="10/min")
-def test_after_too_many_bad_api_keys_the_address_gets_429(client: Client) -> None:
+def test_after_too_many_bad_api_keys_the_address_gets_429_for_wrong_keys_only(client: Client) -> None:
     address = fresh_address()
     good = ApiKey.issue("good", is_admin=True)[1]
     codes = [client.get("/api/v1/rooms/", HTTP_AUTHORIZATION=f"Bearer dvc_guess{n}", REMOTE_ADDR=address).status_code
              for n in range(10)]
     assert codes == [401] * 10
-    throttled = client.get("/api/v1/rooms/", HTTP_AUTHORIZATION=f"Bearer {good}", REMOTE_ADDR=address)
+    throttled = client.get("/api/v1/rooms/", HTTP_AUTHORIZATION="Bearer dvc_guess-again", REMOTE_ADDR=address)
     assert throttled.status_code == 429 and int(throttled["Retry-After"]) >= 1
     assert "too many failed API keys from this address" in throttled.json()["detail"]
-    assert client.get("/api/v1/rooms/", HTTP_AUTHORIZATION=f"Bearer {good}",
-                      REMOTE_ADDR=fresh_address()).status_code == 200
+    malformed = client.get("/api/v1/rooms/", HTTP_AUTHORIZATION="Basic abc", REMOTE_ADDR=address)
+    assert malformed.status_code == 429
+
+
+@override_settings(DOVECOTE_API_KEY_FAILURE_RATE="20/min")
+def test_a_right_key_is_never_refused_for_a_strangers_failures_from_the_same_address(client: Client) -> None:
+    """The attack: 21 wrong keys from an address (or through one proxy), then the admin's key from it."""
+    address = fresh_address()
+    admin_key = ApiKey.issue("admin", is_admin=True)[1]
+    codes = [client.get("/api/v1/rooms/", HTTP_AUTHORIZATION=f"Bearer dvc_wrong{n}", REMOTE_ADDR=address).status_code
+             for n in range(21)]
+    assert codes == [401] * 20 + [429], codes
+    right = client.get("/api/v1/rooms/", HTTP_AUTHORIZATION=f"Bearer {admin_key}", REMOTE_ADDR=address)
+    assert right.status_code == 200, right.content
+    # /healthz/'s details for admin keys follow the same rule.
+    details = client.get("/healthz/", HTTP_AUTHORIZATION=f"Bearer {admin_key}", REMOTE_ADDR=address)
+    assert "checks" in details.json(), details.content
 
 
 @override_settings(DOVECOTE_API_KEY_FAILURE_RATE="2/min", DOVECOTE_TRUSTED_PROXIES=1)
