@@ -12,8 +12,9 @@ overtake a failed one. Dovecote sequences instead, in PostgreSQL:
    commit (the relay at once, the sweeper if this process dies first). A dead letter of a
    subscription with `ordering: park` releases nothing: it parks its key until an operator replays
    it (it blocks the key again while it is retried) or releases the key.
-3. Every decision about a key takes a transaction-scoped advisory lock on (subscription, key), so
-   a publish and a settlement of the same key never both think the key is free.
+3. Every decision about a key takes a transaction-scoped advisory lock on its stripe (one of
+   `LOCK_STRIPES`, hashed from subscription and key), so a publish and a settlement of the same key
+   never both think the key is free, and no transaction holds more than `LOCK_STRIPES` locks.
 
 So at most one delivery per key is ever on the broker or with the subscriber, and the next one
 exists only as a row until then: a worker killed mid-attempt leaves its delivery unsettled (the
@@ -27,6 +28,7 @@ The cost: per key, one event per round trip to the subscriber; a slow or failing
 from __future__ import annotations
 
 import logging
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -45,15 +47,30 @@ Key = tuple[int, str]  # (subscription id, ordering key)
 BLOCKING = (*Delivery.UNSETTLED, Status.HELD)
 
 
+# Keys are locked through a fixed set of stripes, so a transaction holds at most this many advisory
+# locks whatever its batch holds: one lock per (subscription, key) ran PostgreSQL's shared lock table
+# out of memory (500 keys × many ordered subscriptions), failing every database's transactions.
+LOCK_STRIPES = 64
+LOCK_NAMESPACE = 0x0D0C  # the first half of each lock's two-int id: no other advisory lock of Dovecote's uses it
+
+
+def lock_stripe(key: Key) -> int:
+    """Return the stripe of (subscription id, ordering key): the same in every process."""
+    subscription_id, ordering_key = key
+    return zlib.crc32(f"{subscription_id}:{ordering_key}".encode()) % LOCK_STRIPES
+
+
 def lock_keys(keys: Iterable[Key]) -> None:
-    """Hold the keys until the transaction ends, in one order everywhere (no deadlock between two holders)."""
+    """Hold the keys until the transaction ends, by stripe, in one order everywhere (no deadlock between holders).
+
+    Two keys on one stripe only make their deciders wait for each other now and then; a decision
+    about a key is short (a read of its busy rows), so stripes cost little and bound the locks.
+    """
     if connection.vendor != "postgresql":
         return  # SQLite (the embedded demo) has one writer at a time
     with connection.cursor() as cursor:
-        for subscription_id, key in sorted(set(keys)):
-            # One 64-bit lock per key, hashed with its subscription as the seed: a collision only makes
-            # two keys wait for each other now and then.
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, %s))", [key, subscription_id])
+        for stripe in sorted({lock_stripe(key) for key in keys}):
+            cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", [LOCK_NAMESPACE, stripe])
 
 
 def busy_keys(keys: set[Key], *, counting_held: bool) -> set[Key]:
