@@ -52,6 +52,18 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_allow_hosts(name: str) -> list[str]:
+    """Return a comma-separated list of hosts, addresses or CIDRs, each with an optional `:port` (`[v6]:port`)."""
+    entries = env_list(name)
+    for entry in entries:
+        port = entry.rpartition("]:")[2] if entry.startswith("[") else (
+            entry.partition(":")[2] if entry.count(":") == 1 else "")
+        if ((entry.startswith("[") and "]:" in entry) or entry.count(":") == 1) and not (
+                port.isdigit() and 0 < int(port) < 65536):
+            raise ConfigError(f"{name}: {entry!r} has a port that is not a number from 1 to 65535")
+    return entries
+
+
 def env_networks(name: str, default: str = "") -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
     """Return a comma-separated list of IP addresses or CIDRs as networks."""
     networks = []

@@ -11,6 +11,7 @@ from django.utils.csp import CSP
 from dovecote.env import (
     ConfigError,
     checked_secret_key,
+    env_allow_hosts,
     env_bool,
     env_fernet_keys,
     env_int,
@@ -206,8 +207,9 @@ DOVECOTE_METRICS_MAX_ROOMS = env_int("DOVECOTE_METRICS_MAX_ROOMS", 100, minimum=
 # Queue depths are reported for the deepest this-many subscriptions; the rest are summed as "_other".
 DOVECOTE_METRICS_MAX_QUEUES = env_int("DOVECOTE_METRICS_MAX_QUEUES", 200, minimum=1, maximum=10_000)
 
-# Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs).
-DOVECOTE_PUSH_ALLOW_HOSTS = env_list("DOVECOTE_PUSH_ALLOW_HOSTS")
+# Push URLs may reach loopback or private hosts only when listed here (hosts or CIDRs, each with an
+# optional :port that opens only that port; subscriptions/push_urls.py).
+DOVECOTE_PUSH_ALLOW_HOSTS = env_allow_hosts("DOVECOTE_PUSH_ALLOW_HOSTS")
 # Embedded demo mode (`make demo`): serves the built-in flaky webhook receiver at /demo/receiver/.
 DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # How long one push session (one subscription's deliveries on a worker's event loop) runs before it

@@ -6,13 +6,15 @@ once, checks every address with `checked_addresses`, and connects only to those,
 whose DNS answer changes between the check and the connection (DNS rebinding) cannot reach an
 address that was not checked. Loopback, private, link-local, multicast, reserved, unspecified
 and cloud-metadata addresses are refused unless `DOVECOTE_PUSH_ALLOW_HOSTS` names the host or a
-network holding the address.
+network holding the address: an entry `host`, `address` or `network/bits` opens every port of it, an
+entry with a port (`host:8080`, `127.0.0.1:8080`, `[::1]:8080`, `10.0.0.0/8:443`) only that port.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import urlsplit
 
@@ -36,7 +38,7 @@ def check_push_url(url: str) -> None:
     """Raise UnsafePushUrl unless `url` is http(s) and every address its host resolves to may be reached."""
     host, port = parse_push_url(url)
     # An allowed name need not resolve yet.
-    if host.lower() not in allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))[0]:
+    if not allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS)).admits_name(host, port):
         checked_addresses(host, port)
 
 
@@ -57,15 +59,16 @@ def parse_push_url(url: str) -> tuple[str, int]:
 
 def checked_addresses(host: str, port: int) -> list[IPAddress]:
     """Resolve `host` and return its addresses if every one may be reached; raise UnsafePushUrl otherwise."""
-    allowed_hosts, allowed_networks = allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))
+    allowed = allow_list(tuple(settings.DOVECOTE_PUSH_ALLOW_HOSTS))
     addresses = resolve(host, port)
-    if host.lower() in allowed_hosts:
+    if allowed.admits_name(host, port):
         return addresses
     for address in addresses:
-        if any(address in network for network in allowed_networks):
+        if allowed.admits_address(address, port):
             continue
         if kind := forbidden_kind(address):
-            raise UnsafePushUrl(f"{host} resolves to {address}, a {kind} address")
+            raise UnsafePushUrl(f"{host} resolves to {address}, a {kind} address; an operator can allow it "
+                                f"(or only port {port} of it) with DOVECOTE_PUSH_ALLOW_HOSTS")
     return addresses
 
 
@@ -109,13 +112,59 @@ def forbidden_kind(address: IPAddress) -> str | None:
     return next((kind for refused, kind in checks if refused), None)
 
 
+@dataclass(frozen=True)
+class AllowEntry:
+    """One entry of DOVECOTE_PUSH_ALLOW_HOSTS: a host name or a network, and the one port it opens (None: all)."""
+
+    host: str | None
+    network: Network | None
+    port: int | None
+
+    def opens(self, port: int) -> bool:
+        return self.port is None or self.port == port
+
+
+@dataclass(frozen=True)
+class AllowList:
+    entries: tuple[AllowEntry, ...]
+
+    def admits_name(self, host: str, port: int) -> bool:
+        """Say whether an entry names `host` (any address it resolves to) with `port` open."""
+        name = host.lower().rstrip(".")
+        return any(entry.host == name and entry.opens(port) for entry in self.entries)
+
+    def admits_address(self, address: IPAddress, port: int) -> bool:
+        """Say whether an entry's network holds `address` with `port` open."""
+        return any(entry.network is not None and address in entry.network and entry.opens(port)
+                   for entry in self.entries)
+
+
 @lru_cache(maxsize=8)
-def allow_list(entries: tuple[str, ...]) -> tuple[frozenset[str], tuple[Network, ...]]:
-    """Split DOVECOTE_PUSH_ALLOW_HOSTS into host names and networks (an address is a /32 or /128)."""
-    hosts, networks = set(), []
-    for entry in entries:
-        try:
-            networks.append(ipaddress.ip_network(entry, strict=False))
-        except ValueError:
-            hosts.add(entry.lower().rstrip("."))
-    return frozenset(hosts), tuple(networks)
+def allow_list(entries: tuple[str, ...]) -> AllowList:
+    """Read DOVECOTE_PUSH_ALLOW_HOSTS: names and networks (an address is a /32 or /128), each with an optional port."""
+    return AllowList(tuple(parse_allow_entry(entry) for entry in entries))
+
+
+def parse_allow_entry(entry: str) -> AllowEntry:
+    """Read `host`, `address`, `network/bits`, or any of them with `:port` (`[v6 address]:port` for IPv6).
+
+    Raises ValueError naming the entry when its port is not a number from 1 to 65535.
+    """
+    target, port = entry.strip(), None
+    if target.startswith("[") and "]:" in target:  # [::1]:8080
+        target, _, port_text = target[1:].partition("]:")
+        port = _allowed_port(entry, port_text)
+    elif target.count(":") == 1:  # host:port, 1.2.3.4:port, 10.0.0.0/8:port; more colons: an IPv6 address alone
+        target, _, port_text = target.partition(":")
+        port = _allowed_port(entry, port_text)
+    target = target.strip("[]")
+    try:
+        return AllowEntry(None, ipaddress.ip_network(target, strict=False), port)
+    except ValueError:
+        return AllowEntry(target.lower().rstrip("."), None, port)
+
+
+def _allowed_port(entry: str, text: str) -> int:
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise ValueError(f"DOVECOTE_PUSH_ALLOW_HOSTS entry {entry!r}: the port must be a number from 1 to 65535")
+    return int(text)

@@ -131,7 +131,7 @@ def test_a_name_rebinding_to_loopback_after_the_check_is_refused_and_never_reach
     result = post_once(request(url))
 
     assert result.outcome == Outcome.FAILURE and not result.ok
-    assert result.error == "push URL refused: rebind.example resolves to 127.0.0.1, a loopback address"
+    assert result.error.startswith("push URL refused: rebind.example resolves to 127.0.0.1, a loopback address")
     assert receiver.connections == 0
 
 
@@ -141,7 +141,7 @@ def test_an_address_literal_is_checked_before_connecting(servers) -> None:
 
     result = post_once(request(f"http://127.0.0.1:{receiver.port}/hook"))
 
-    assert result.error == "push URL refused: 127.0.0.1 resolves to 127.0.0.1, a loopback address"
+    assert result.error.startswith("push URL refused: 127.0.0.1 resolves to 127.0.0.1, a loopback address")
     assert receiver.connections == 0
 
 

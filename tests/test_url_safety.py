@@ -67,7 +67,8 @@ def test_a_host_resolving_to_an_internal_address_is_refused_naming_it(dns: dict,
     with pytest.raises(UnsafePushUrl) as refused:
         check_push_url("https://hooks.example/in")
     expected = address.removeprefix("::ffff:")
-    assert refused.value.reason == f"hooks.example resolves to {expected}, a {kind} address"
+    assert refused.value.reason.startswith(f"hooks.example resolves to {expected}, a {kind} address; ")
+    assert "DOVECOTE_PUSH_ALLOW_HOSTS" in refused.value.reason
 
 
 @override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
@@ -120,6 +121,39 @@ def test_the_allow_list_admits_networks_addresses_and_host_names(dns: dict) -> N
         check_push_url("http://db.corp/")
 
 
+@override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=["127.0.0.1:8080", "receiver.internal:9000", "[::1]:8443",
+                                              "10.0.0.0/8:443"])
+def test_an_allow_list_entry_with_a_port_opens_that_port_only(dns: dict) -> None:
+    check_push_url("http://127.0.0.1:8080/in")
+    check_push_url("http://receiver.internal:9000/in")
+    check_push_url("https://[::1]:8443/in")
+    dns["queue.corp"] = ["10.20.30.40"]
+    check_push_url("https://queue.corp/in")  # 443
+    refused = {
+        "http://127.0.0.1:6379/": "127.0.0.1 resolves to 127.0.0.1, a loopback address",
+        "http://127.0.0.1/": "127.0.0.1 resolves to 127.0.0.1, a loopback address",
+        "http://[::1]:8080/": "::1 resolves to ::1, a loopback address",
+        "http://queue.corp:5432/": "queue.corp resolves to 10.20.30.40, a private address",
+    }
+    for url, reason in refused.items():
+        with pytest.raises(UnsafePushUrl) as error:
+            check_push_url(url)
+        assert error.value.reason.startswith(reason), (url, error.value.reason)
+        assert "DOVECOTE_PUSH_ALLOW_HOSTS" in error.value.reason  # the refusal names the setting that allows it
+    dns["receiver.internal"] = ["10.1.1.1"]
+    with pytest.raises(UnsafePushUrl, match="private address"):
+        check_push_url("http://receiver.internal:9001/in")  # the name's entry opens 9000 only
+
+
+@pytest.mark.parametrize("entry", ["127.0.0.1:http", "hooks:0", "hooks:70000", "[::1]:x"])
+def test_an_allow_list_entry_with_a_bad_port_stops_the_settings(monkeypatch: pytest.MonkeyPatch, entry: str) -> None:
+    from dovecote.env import ConfigError, env_allow_hosts
+
+    monkeypatch.setenv("DOVECOTE_PUSH_ALLOW_HOSTS", f"10.0.0.0/8,{entry}")
+    with pytest.raises(ConfigError, match="has a port that is not a number from 1 to 65535"):
+        env_allow_hosts("DOVECOTE_PUSH_ALLOW_HOSTS")
+
+
 @override_settings(DOVECOTE_PUSH_ALLOW_HOSTS=[])
 def test_the_transport_refuses_an_unsafe_url_at_delivery_time_without_sending(dns: dict) -> None:
     # The name passed the check when the subscription was written, then its DNS record changed.
@@ -128,5 +162,5 @@ def test_the_transport_refuses_an_unsafe_url_at_delivery_time_without_sending(dn
                           attempt=1, signing_secret="whsec_" + "A" * 44, timeout_ms=200)
     result = post_once(request)
     assert result.outcome == DeliveryAttempt.Outcome.FAILURE and result.status_code is None
-    assert result.error == "push URL refused: hooks.example resolves to 10.9.8.7, a private address"
+    assert result.error.startswith("push URL refused: hooks.example resolves to 10.9.8.7, a private address; ")
     assert not result.ok
