@@ -9,6 +9,7 @@ import hashlib
 import logging
 import math
 import time
+import uuid
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -161,3 +162,49 @@ class FailureLimit:
 
 LOGIN_FAILURES = FailureLimit("login", "DOVECOTE_LOGIN_FAILURE_RATE")
 API_KEY_FAILURES = FailureLimit("api-key", "DOVECOTE_API_KEY_FAILURE_RATE")
+
+
+# Take a slot of KEYS[1] (a sorted set of holders scored by when their lease ends) unless ARGV[3] live
+# holders have one: ARGV[1] now (ms), ARGV[2] the lease's end (ms), ARGV[4] this holder, ARGV[5] the
+# set's own expiry (ms). Leases that ended (their process died holding them) are dropped first.
+_TAKE_SLOT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
+
+
+class SlotsUnshared(Exception):
+    """The cache is not Redis, or is unreachable: the caller counts in its own process instead."""
+
+
+def take_shared_slot(name: str, limit: int, lease_s: float) -> str | None:
+    """Take one of `limit` slots of `name` across every process on the shared Redis, for at most `lease_s`.
+
+    Returns the holder's token (give it to `release_shared_slot`), or None when all are taken.
+    Raises SlotsUnshared when there is no Redis to count in. One round trip (a Lua script).
+    """
+    key = f"slots:{name}"
+    if (redis := _redis_client(key)) is None:
+        raise SlotsUnshared("the cache is not Redis")
+    token = uuid.uuid4().hex
+    now_ms = int(time.time() * 1000)
+    lease_ms = int(lease_s * 1000)
+    try:
+        taken = redis.eval(_TAKE_SLOT, 1, cache.make_and_validate_key(key), now_ms, now_ms + lease_ms, limit,
+                           token, lease_ms + 1000)
+    except Exception as error:
+        raise SlotsUnshared(f"the cache is unreachable: {error}") from error
+    return token if taken else None
+
+
+def release_shared_slot(name: str, token: str) -> None:
+    """Give back a slot `take_shared_slot` returned (its lease would end it anyway)."""
+    key = f"slots:{name}"
+    try:
+        if (redis := _redis_client(key)) is not None:
+            redis.zrem(cache.make_and_validate_key(key), token)
+    except Exception:
+        log.warning("slot of %s not released: the cache is unreachable; its lease ends it", name, exc_info=True)

@@ -4,8 +4,11 @@ and replaying every dead letter in chunks; on the real broker and database."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -71,6 +74,58 @@ def test_long_polls_over_the_limits_are_429_at_once_and_short_pulls_still_answer
         thread.join(timeout=30)
     assert [reply.status_code for reply in replies] == [200, 200]
     assert sum(long_polls._held.values()) == 0
+
+
+def hold_key_slot_in_another_process(key_id: int, lease_s: float, release_after_s: float | None) -> subprocess.Popen:
+    """Start a process that takes one of the key's long-poll slots on the shared Redis, as another web server would.
+
+    It prints "held" once it holds the slot; with `release_after_s` None it exits without releasing it
+    (a web process that died holding it).
+    """
+    code = f"""
+import os, sys, time, django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
+django.setup()
+from dovecote.throttling import release_shared_slot, take_shared_slot
+token = take_shared_slot("long-polls:key-{key_id}", 1, {lease_s})
+print("held" if token else "full", flush=True)
+if token and {release_after_s!r} is not None:
+    time.sleep({release_after_s!r})
+    release_shared_slot("long-polls:key-{key_id}", token)
+"""
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent)
+
+
+def test_a_keys_long_polls_are_counted_across_web_processes(live_server, pull_room) -> None:
+    room, subscription = pull_room
+    api_key, key = ApiKey.issue("shared", rooms=[room])
+    url = f"{live_server.url}/api/v1/subscriptions/{subscription.pk}/pull/"
+    other = hold_key_slot_in_another_process(api_key.pk, lease_s=60, release_after_s=None)
+    assert other.stdout.readline().strip() == "held"
+    other.wait(timeout=30)  # it exited holding the slot: only its lease frees it
+    refused = httpx.post(url, json={"wait_ms": 2000}, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+    assert refused.status_code == 429, refused.content
+    assert "across the web servers (DOVECOTE_LONG_POLLS_PER_KEY)" in refused.json()["detail"]
+    assert sum(long_polls._held.values()) == 0  # this process held none of them
+
+
+def test_a_slot_left_by_a_dead_web_process_lapses_with_its_lease(live_server, pull_room) -> None:
+    room, subscription = pull_room
+    api_key, key = ApiKey.issue("lapsing", rooms=[room])
+    url = f"{live_server.url}/api/v1/subscriptions/{subscription.pk}/pull/"
+    other = hold_key_slot_in_another_process(api_key.pk, lease_s=2, release_after_s=None)
+    assert other.stdout.readline().strip() == "held"
+    other.wait(timeout=30)
+    codes = []
+    deadline = time.monotonic() + 30
+    while not codes or codes[-1] != 200:
+        assert time.monotonic() < deadline, f"the dead holder's slot never lapsed: {codes}"
+        reply = httpx.post(url, json={"wait_ms": 100}, headers={"Authorization": f"Bearer {key}"}, timeout=30)
+        codes.append(reply.status_code)
+        if reply.status_code != 200:
+            time.sleep(0.2)
+    assert set(codes) <= {429, 200}, codes
 
 
 @override_settings(DOVECOTE_PULL_REPLY_MAX_BYTES=250_000)

@@ -235,8 +235,8 @@ class PullView(APIView):
         if not subscription.is_active:
             raise Conflict(f"subscription {subscription.pk} is {subscription.status}: resume it to pull")
         options = read_fields(PullSerializer, request.data)
-        if options["wait_ms"] > 0:  # a long poll holds this thread: within the process's limits only
-            with long_poll_slot(api_key(request).pk):
+        if options["wait_ms"] > 0:  # a long poll holds this thread: within the long-poll limits only
+            with long_poll_slot(api_key(request).pk, options["wait_ms"]):
                 leases = pull.pull(subscription, **options)
         else:
             leases = pull.pull(subscription, **options)
