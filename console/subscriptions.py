@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.forms import FilterCheckForm, RotateSecretForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
-from console.shortcuts import posted, render_page, require_permission, staff_required
+from console.shortcuts import posted, render_page, require_any_permission, require_permission, staff_required
 from console.text import counted
 from delivery import sequencing
 from delivery.actions import delete_subscription, resume_subscription
@@ -34,6 +34,8 @@ PAGE_SIZE = 50
 Status = Delivery.Status
 Ordering = Subscription.Ordering
 IN_FLIGHT = [Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED]
+# The subscription form's fragments serve the create and the edit page alike.
+FORM_PERMISSIONS = ("subscriptions.add_subscription", "subscriptions.change_subscription")
 
 
 @staff_required
@@ -73,6 +75,7 @@ def subscription_counts(subscription_ids: Iterable[int]) -> dict[int, dict[str, 
 @require_http_methods(["GET", "POST"])
 def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
     """Subscribe to a room; a push subscription's signing secret is shown once, on the next page."""
+    require_permission(request, "subscriptions.add_subscription")
     room = get_object_or_404(Room, pk=room_id)
     form = SubscriptionForm(posted(request), room=room, initial={"type": Subscription.Type.PUSH})
     if request.method == "POST" and form.is_valid():
@@ -88,6 +91,7 @@ def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def subscription_edit(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Change a subscription's URL, filter, overrides and limits (not its type)."""
+    require_permission(request, "subscriptions.change_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     form = SubscriptionForm(posted(request), room=subscription.room, instance=subscription)
     if request.method == "POST" and form.is_valid():
@@ -113,6 +117,7 @@ def subscription_form_page(request: HttpRequest, form: SubscriptionForm, room: R
 @require_POST
 def subscription_schedule_preview(request: HttpRequest, room_id: int) -> TemplateResponse:
     """Render the retry-schedule preview of the subscription form's current overrides (an htmx fragment)."""
+    require_any_permission(request, *FORM_PERMISSIONS)
     room = get_object_or_404(Room, pk=room_id)
     return TemplateResponse(request, "console/subscription_form.html#schedule", schedule_context(request.POST, room))
 
@@ -121,6 +126,7 @@ def subscription_schedule_preview(request: HttpRequest, room_id: int) -> Templat
 @require_POST
 def subscription_filter_check(request: HttpRequest, room_id: int) -> TemplateResponse:
     """Say whether the subscription form's sample payload passes its payload filter (an htmx fragment)."""
+    require_any_permission(request, *FORM_PERMISSIONS)
     room = get_object_or_404(Room, pk=room_id)
     verdict, reasons = FilterCheckForm(request.POST, room=room).verdict()
     return TemplateResponse(request, "console/subscription_form.html#filter-check",
@@ -161,6 +167,7 @@ def first_matching_event_type(subscription: Subscription) -> EventType | None:
 @require_POST
 def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Pause a subscription: messages published meanwhile are not sent to it."""
+    require_permission(request, "subscriptions.pause_subscription")
     subscription = get_object_or_404(Subscription, pk=subscription_id)
     subscription.pause(by=f"by {request.user.get_username()} in the web UI")
     messages.success(request, f"Subscription {subscription.name} paused.")
@@ -171,6 +178,7 @@ def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpRespon
 @require_POST
 def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Resume a paused or disabled subscription; what waits in its queue flows again."""
+    require_permission(request, "subscriptions.pause_subscription")
     subscription = get_object_or_404(Subscription, pk=subscription_id)
     resume_subscription(subscription)
     messages.success(request, f"Subscription {subscription.name} resumed.")
@@ -241,6 +249,7 @@ def subscription_secret(request: HttpRequest, subscription_id: int) -> TemplateR
 @require_POST
 def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Publish a test event of the first event type the subscription matches, to it alone; then show the message."""
+    require_permission(request, "delivery.add_message")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     form = TestEventForm(request.POST)
     event_type = first_matching_event_type(subscription)
