@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.forms import FilterCheckForm, RotateSecretForm, SubscriptionForm, TestEventForm
@@ -221,13 +222,21 @@ def secret_key(subscription_id: int) -> str:
     return f"signing-secret-{subscription_id}"
 
 
-def show_secret_once(request: HttpRequest, subscription: Subscription, event: str) -> HttpResponse:
-    """Keep the new secret in the session for one showing, and send the browser to the page that shows it.
+def secret_fingerprint(secret: str) -> str:
+    """Return a keyed hash that tells a secret apart and reveals nothing of it."""
+    return salted_hmac("console.subscription-secret", secret, algorithm="sha256").hexdigest()
 
-    Redirecting after the POST means a reload never repeats the creation or the rotation; the secret
-    is never put in a URL, and the page that shows it takes it out of the session.
+
+def show_secret_once(request: HttpRequest, subscription: Subscription, event: str) -> HttpResponse:
+    """Allow this session one showing of the new secret, and send the browser to the page that shows it.
+
+    Redirecting after the POST means a reload never repeats the creation or the rotation. The secret
+    is never put in a URL nor in the session (a table of its own, readable base64): the session holds
+    its fingerprint, and the page shows the secret from the subscription's row, where it is encrypted,
+    while it is still the one made here.
     """
-    request.session[secret_key(subscription.pk)] = {"secret": subscription.signing_secret, "event": event}
+    request.session[secret_key(subscription.pk)] = {"fingerprint": secret_fingerprint(subscription.signing_secret),
+                                                    "event": event}
     return redirect("console:subscription-secret", subscription_id=subscription.pk)
 
 
@@ -236,10 +245,15 @@ def show_secret_once(request: HttpRequest, subscription: Subscription, event: st
 def subscription_secret(request: HttpRequest, subscription_id: int) -> TemplateResponse:
     """Show a new signing secret once: a second look (a reload, the back button) finds it gone."""
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
-    shown = request.session.pop(secret_key(subscription.pk), None)
+    shown = request.session.pop(secret_key(subscription.pk), None) or {}
+    secret = subscription.signing_secret
+    if shown and not constant_time_compare(shown.get("fingerprint", ""), secret_fingerprint(secret)):
+        messages.warning(request, "The signing secret was rotated again before this page could show it: "
+                                  "the one made here is no longer the current one.")
+        shown = {}
     response = render_page(request, "console/subscription_secret.html", {
         "section": "subscriptions", "subscription": subscription,
-        "secret": shown["secret"] if shown else None, "event": shown["event"] if shown else None,
+        "secret": secret if shown else None, "event": shown.get("event"),
     })
     response["Cache-Control"] = "no-store"
     return response
