@@ -52,10 +52,11 @@ class ApiKeyAdmin(InspectOnlyAdmin):
 
     @admin.action(description="Revoke the selected API keys", permissions=["revoke"])
     def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
-        """Stop the selected keys from authenticating (those revoked already stay as they are)."""
+        """Stop the selected keys from authenticating (those revoked already stay as they are), each logged."""
         live = list(queryset.filter(revoked_at__isnull=True))
         for key in live:
             key.revoke()
+            self.log_change(request, key, "Revoked.")
         self.message_user(request, f"{len(live)} API key{'' if len(live) == 1 else 's'} revoked.")
 
     def has_revoke_permission(self, request: HttpRequest) -> bool:

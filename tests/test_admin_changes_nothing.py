@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib import admin
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.db import models
 from django.test import Client
@@ -128,7 +129,8 @@ def test_revoking_is_an_admin_action_of_its_own_that_needs_the_revoke_permission
     revoke_in_the_admin(client, key)
     assert ApiKey.authenticate(plaintext) is not None
 
-    client.force_login(staff_with("rooms.change_apikey"))
+    revoker = staff_with("rooms.change_apikey")
+    client.force_login(revoker)
     assert b'value="revoke"' in client.get("/admin/rooms/apikey/").content
     revoke_in_the_admin(client, key)
 
@@ -136,3 +138,5 @@ def test_revoking_is_an_admin_action_of_its_own_that_needs_the_revoke_permission
     assert key.is_revoked and ApiKey.authenticate(plaintext) is None
     assert list(key.rooms.all()) == [room] and not key.is_admin
     assert ApiKey.authenticate(kept_plaintext) is not None  # only the keys chosen
+    history = LogEntry.objects.filter(object_id=str(key.pk), content_type__model="apikey")
+    assert [(entry.user.username, entry.change_message) for entry in history] == [(revoker.username, "Revoked.")]
