@@ -31,7 +31,7 @@ from console.charts import (
     nice_ceiling,
 )
 from console.forms import ReportFilterForm
-from console.shortcuts import query_without, render_page, staff_required, wanted_fragment
+from console.shortcuts import query_without, render_page, require_permission, staff_required, wanted_fragment
 from rooms.models import Room
 from subscriptions.models import Subscription
 
@@ -75,6 +75,7 @@ def reports(request: HttpRequest) -> TemplateResponse:
 @require_POST
 def reports_refresh(request: HttpRequest) -> HttpResponse:
     """Ask a worker for a report run (unless one runs or waits already), then show its progress."""
+    require_permission(request, "analytics.add_reportrun")
     outcome = request_report_run(timezone.now())
     if request.htmx:
         return TemplateResponse(request, "console/reports.html#progress",

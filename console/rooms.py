@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from console.forms import EventTypeForm, RoomForm
 from console.schedule import expiration, schedule_context, settings_values, summary
-from console.shortcuts import posted, render_page, require_permission, staff_required
+from console.shortcuts import posted, render_page, require_any_permission, require_permission, staff_required
 from console.subscriptions import subscription_counts
 from console.text import counted
 from delivery.actions import delete_room
@@ -40,6 +40,7 @@ def room_list(request: HttpRequest) -> TemplateResponse:
 @require_http_methods(["GET", "POST"])
 def room_create(request: HttpRequest) -> HttpResponse:
     """Create a room."""
+    require_permission(request, "rooms.add_room")
     form = RoomForm(posted(request))
     if request.method == "POST" and form.is_valid():
         room = form.save()
@@ -52,6 +53,7 @@ def room_create(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def room_edit(request: HttpRequest, room_id: int) -> HttpResponse:
     """Change a room's name, description and delivery settings."""
+    require_permission(request, "rooms.change_room")
     room = get_object_or_404(Room, pk=room_id)
     form = RoomForm(posted(request), instance=room)
     if request.method == "POST" and form.is_valid():
@@ -72,6 +74,7 @@ def room_form_page(request: HttpRequest, form: RoomForm, room: Room | None) -> T
 @require_POST
 def room_schedule_preview(request: HttpRequest) -> TemplateResponse:
     """Render the retry-schedule preview of the room form's current values (an htmx fragment)."""
+    require_any_permission(request, "rooms.add_room", "rooms.change_room")
     return TemplateResponse(request, "console/room_form.html#schedule", schedule_context(request.POST))
 
 
@@ -97,6 +100,7 @@ def room_detail_page(request: HttpRequest, room: Room, form: EventTypeForm) -> T
 @require_POST
 def event_type_add(request: HttpRequest, room_id: int) -> HttpResponse:
     """Add an event type to a room; on a mistake show the room again with the form's errors."""
+    require_permission(request, "rooms.add_eventtype")
     room = get_object_or_404(Room, pk=room_id)
     form = EventTypeForm(request.POST, room=room)
     if not form.is_valid():

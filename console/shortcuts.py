@@ -40,9 +40,16 @@ def staff_required(view: View) -> View:
 
 
 def require_permission(request: HttpRequest, permission: str) -> None:
-    """Refuse (403) a user without `permission`: minting keys and destructive actions need more than staff status."""
+    """Refuse (403) a user without `permission`: every change needs more than staff status (docs/security.md)."""
     if not request.user.has_perm(permission):
         raise PermissionDenied(f"this action needs the permission {permission!r}; ask an administrator")
+
+
+def require_any_permission(request: HttpRequest, *permissions: str) -> None:
+    """Refuse (403) a user with none of `permissions`: a fragment of two pages is as protected as either."""
+    if not any(request.user.has_perm(permission) for permission in permissions):
+        wanted = " or ".join(repr(p) for p in permissions)
+        raise PermissionDenied(f"this needs the permission {wanted}; ask an administrator")
 
 
 def render_page(request: HttpRequest, template: str, context: dict[str, Any], *,

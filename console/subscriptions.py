@@ -16,11 +16,12 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from console.forms import FilterCheckForm, RotateSecretForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
-from console.shortcuts import posted, render_page, require_permission, staff_required
+from console.shortcuts import posted, render_page, require_any_permission, require_permission, staff_required
 from console.text import counted
 from delivery import sequencing
 from delivery.actions import delete_subscription, resume_subscription
@@ -34,6 +35,8 @@ PAGE_SIZE = 50
 Status = Delivery.Status
 Ordering = Subscription.Ordering
 IN_FLIGHT = [Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED]
+# The subscription form's fragments serve the create and the edit page alike.
+FORM_PERMISSIONS = ("subscriptions.add_subscription", "subscriptions.change_subscription")
 
 
 @staff_required
@@ -73,6 +76,7 @@ def subscription_counts(subscription_ids: Iterable[int]) -> dict[int, dict[str, 
 @require_http_methods(["GET", "POST"])
 def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
     """Subscribe to a room; a push subscription's signing secret is shown once, on the next page."""
+    require_permission(request, "subscriptions.add_subscription")
     room = get_object_or_404(Room, pk=room_id)
     form = SubscriptionForm(posted(request), room=room, initial={"type": Subscription.Type.PUSH})
     if request.method == "POST" and form.is_valid():
@@ -88,6 +92,7 @@ def subscription_create(request: HttpRequest, room_id: int) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def subscription_edit(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Change a subscription's URL, filter, overrides and limits (not its type)."""
+    require_permission(request, "subscriptions.change_subscription")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     form = SubscriptionForm(posted(request), room=subscription.room, instance=subscription)
     if request.method == "POST" and form.is_valid():
@@ -113,6 +118,7 @@ def subscription_form_page(request: HttpRequest, form: SubscriptionForm, room: R
 @require_POST
 def subscription_schedule_preview(request: HttpRequest, room_id: int) -> TemplateResponse:
     """Render the retry-schedule preview of the subscription form's current overrides (an htmx fragment)."""
+    require_any_permission(request, *FORM_PERMISSIONS)
     room = get_object_or_404(Room, pk=room_id)
     return TemplateResponse(request, "console/subscription_form.html#schedule", schedule_context(request.POST, room))
 
@@ -121,6 +127,7 @@ def subscription_schedule_preview(request: HttpRequest, room_id: int) -> Templat
 @require_POST
 def subscription_filter_check(request: HttpRequest, room_id: int) -> TemplateResponse:
     """Say whether the subscription form's sample payload passes its payload filter (an htmx fragment)."""
+    require_any_permission(request, *FORM_PERMISSIONS)
     room = get_object_or_404(Room, pk=room_id)
     verdict, reasons = FilterCheckForm(request.POST, room=room).verdict()
     return TemplateResponse(request, "console/subscription_form.html#filter-check",
@@ -161,6 +168,7 @@ def first_matching_event_type(subscription: Subscription) -> EventType | None:
 @require_POST
 def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Pause a subscription: messages published meanwhile are not sent to it."""
+    require_permission(request, "subscriptions.pause_subscription")
     subscription = get_object_or_404(Subscription, pk=subscription_id)
     subscription.pause(by=f"by {request.user.get_username()} in the web UI")
     messages.success(request, f"Subscription {subscription.name} paused.")
@@ -171,6 +179,7 @@ def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpRespon
 @require_POST
 def subscription_resume(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Resume a paused or disabled subscription; what waits in its queue flows again."""
+    require_permission(request, "subscriptions.pause_subscription")
     subscription = get_object_or_404(Subscription, pk=subscription_id)
     resume_subscription(subscription)
     messages.success(request, f"Subscription {subscription.name} resumed.")
@@ -213,13 +222,21 @@ def secret_key(subscription_id: int) -> str:
     return f"signing-secret-{subscription_id}"
 
 
-def show_secret_once(request: HttpRequest, subscription: Subscription, event: str) -> HttpResponse:
-    """Keep the new secret in the session for one showing, and send the browser to the page that shows it.
+def secret_fingerprint(secret: str) -> str:
+    """Return a keyed hash that tells a secret apart and reveals nothing of it."""
+    return salted_hmac("console.subscription-secret", secret, algorithm="sha256").hexdigest()
 
-    Redirecting after the POST means a reload never repeats the creation or the rotation; the secret
-    is never put in a URL, and the page that shows it takes it out of the session.
+
+def show_secret_once(request: HttpRequest, subscription: Subscription, event: str) -> HttpResponse:
+    """Allow this session one showing of the new secret, and send the browser to the page that shows it.
+
+    Redirecting after the POST means a reload never repeats the creation or the rotation. The secret
+    is never put in a URL nor in the session (a table of its own, readable base64): the session holds
+    its fingerprint, and the page shows the secret from the subscription's row, where it is encrypted,
+    while it is still the one made here.
     """
-    request.session[secret_key(subscription.pk)] = {"secret": subscription.signing_secret, "event": event}
+    request.session[secret_key(subscription.pk)] = {"fingerprint": secret_fingerprint(subscription.signing_secret),
+                                                    "event": event}
     return redirect("console:subscription-secret", subscription_id=subscription.pk)
 
 
@@ -228,10 +245,15 @@ def show_secret_once(request: HttpRequest, subscription: Subscription, event: st
 def subscription_secret(request: HttpRequest, subscription_id: int) -> TemplateResponse:
     """Show a new signing secret once: a second look (a reload, the back button) finds it gone."""
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
-    shown = request.session.pop(secret_key(subscription.pk), None)
+    shown = request.session.pop(secret_key(subscription.pk), None) or {}
+    secret = subscription.signing_secret
+    if shown and not constant_time_compare(shown.get("fingerprint", ""), secret_fingerprint(secret)):
+        messages.warning(request, "The signing secret was rotated again before this page could show it: "
+                                  "the one made here is no longer the current one.")
+        shown = {}
     response = render_page(request, "console/subscription_secret.html", {
         "section": "subscriptions", "subscription": subscription,
-        "secret": shown["secret"] if shown else None, "event": shown["event"] if shown else None,
+        "secret": secret if shown else None, "event": shown.get("event"),
     })
     response["Cache-Control"] = "no-store"
     return response
@@ -241,6 +263,7 @@ def subscription_secret(request: HttpRequest, subscription_id: int) -> TemplateR
 @require_POST
 def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpResponse:
     """Publish a test event of the first event type the subscription matches, to it alone; then show the message."""
+    require_permission(request, "delivery.add_message")
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
     form = TestEventForm(request.POST)
     event_type = first_matching_event_type(subscription)

@@ -1,22 +1,25 @@
+"""Messages, deliveries and their attempts in the Django admin: shown, never changed (dovecote/admin.py).
+
+Their states move only by the delivery workflows (replay, purge, release: the console and the API).
+"""
+
 from __future__ import annotations
 
 from django.contrib import admin
 
 from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from dovecote.admin import InspectOnlyAdmin, InspectOnlyInline
 
 INLINE_FIELDS = ("subscription", "destination", "status", "attempts", "next_attempt_at", "last_error")
 
 
-class DeliveryInline(admin.TabularInline):
+class DeliveryInline(InspectOnlyInline):
     model = Delivery
-    extra = 0
     fields = INLINE_FIELDS
-    readonly_fields = INLINE_FIELDS
-    can_delete = False
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(InspectOnlyAdmin):
     list_display = ["id", "room", "event_type", "event_version", "correlation_id", "created_at"]
     list_filter = ["room"]
     search_fields = ["=id", "=correlation_id", "=idempotency_key"]
@@ -24,32 +27,32 @@ class MessageAdmin(admin.ModelAdmin):
     inlines = [DeliveryInline]
 
 
-class AttemptInline(admin.TabularInline):
+class AttemptInline(InspectOnlyInline):
     model = DeliveryAttempt
-    extra = 0
-    readonly_fields = ["attempt", "started_at", "duration_ms", "outcome", "status_code", "error", "next_delay_ms"]
-    can_delete = False
+    fields = ["attempt", "started_at", "duration_ms", "outcome", "status_code", "error", "next_delay_ms"]
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(InspectOnlyAdmin):
     list_display = ["message", "destination", "status", "attempts", "next_attempt_at", "updated_at"]
     list_filter = ["status"]
     search_fields = ["=message__id", "=message__correlation_id", "destination"]
     list_select_related = ["message"]
     raw_id_fields = ["message", "subscription"]
+    # A pull lease's token: ack ids carry it.
+    secret_fields = ("lease_token",)
     inlines = [AttemptInline]
 
 
 @admin.register(PublishedMessage)
-class PublishedMessageAdmin(admin.ModelAdmin):
+class PublishedMessageAdmin(InspectOnlyAdmin):
     list_display = ["delivery", "kind", "destination", "attempt", "delay_ms", "sent_at"]
     list_filter = ["kind"]
     raw_id_fields = ["delivery"]
 
 
 @admin.register(DeliveryAttempt)
-class DeliveryAttemptAdmin(admin.ModelAdmin):
+class DeliveryAttemptAdmin(InspectOnlyAdmin):
     list_display = ["delivery", "attempt", "outcome", "status_code", "duration_ms", "started_at"]
     list_filter = ["outcome"]
     raw_id_fields = ["delivery"]

@@ -1,17 +1,27 @@
+"""Rooms, event types and API keys in the Django admin: shown, never changed (dovecote/admin.py).
+
+A key's scope (admin or its rooms) is fixed when it is minted; revoking is the one change the
+admin makes, as an action of its own that needs `rooms.change_apikey`.
+"""
+
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
+from dovecote.admin import InspectOnlyAdmin, InspectOnlyInline
 from rooms.models import ApiKey, EventType, Room
 
+REVOKE_PERMISSION = "rooms.change_apikey"
 
-class EventTypeInline(admin.TabularInline):
+
+class EventTypeInline(InspectOnlyInline):
     model = EventType
-    extra = 0
 
 
 @admin.register(Room)
-class RoomAdmin(admin.ModelAdmin):
+class RoomAdmin(InspectOnlyAdmin):
     list_display = [
         "name",
         "id",
@@ -26,19 +36,28 @@ class RoomAdmin(admin.ModelAdmin):
 
 
 @admin.register(EventType)
-class EventTypeAdmin(admin.ModelAdmin):
+class EventTypeAdmin(InspectOnlyAdmin):
     list_display = ["name", "version", "room", "created_at"]
     list_filter = ["room"]
     search_fields = ["name"]
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(InspectOnlyAdmin):
     list_display = ["name", "prefix", "is_admin", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["is_admin"]
-    # Keys are issued by `create_api_key` (or the UI), which shows the plaintext once.
-    readonly_fields = ["prefix", "key_hash", "created_at", "last_used_at"]
-    filter_horizontal = ["rooms"]
+    # Keys are minted by `create_api_key` (or the console), which shows the plaintext once.
+    secret_fields = ("key_hash",)
+    actions = ["revoke"]
 
-    def has_add_permission(self, request) -> bool:  # noqa: ANN001
-        return False
+    @admin.action(description="Revoke the selected API keys", permissions=["revoke"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ApiKey]) -> None:
+        """Stop the selected keys from authenticating (those revoked already stay as they are), each logged."""
+        live = list(queryset.filter(revoked_at__isnull=True))
+        for key in live:
+            key.revoke()
+            self.log_change(request, key, "Revoked.")
+        self.message_user(request, f"{len(live)} API key{'' if len(live) == 1 else 's'} revoked.")
+
+    def has_revoke_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(REVOKE_PERMISSION)

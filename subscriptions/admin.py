@@ -1,18 +1,25 @@
+"""Subscriptions in the Django admin: shown, never changed (dovecote/admin.py).
+
+Their push URLs, filters and settings change through the API or the console, which check them
+(subscriptions/rules.py); neither the signing secret nor the previous one is ever shown here.
+"""
+
 from __future__ import annotations
 
 from django.contrib import admin
 
+from dovecote.admin import InspectOnlyAdmin
 from subscriptions.models import Subscription
 
 
 @admin.register(Subscription)
-class SubscriptionAdmin(admin.ModelAdmin):
+class SubscriptionAdmin(InspectOnlyAdmin):
     list_display = ["name", "room", "type", "status", "push_url", "max_in_flight", "last_error_at"]
     list_filter = ["type", "status", "room"]
     search_fields = ["name", "push_url"]
-    # The signing secret is never shown in full here (only on create and rotation, in the UI or the API).
-    exclude = ["signing_secret", "session_token"]
-    readonly_fields = ["signing_secret_shown", "last_error", "last_error_at", "created_at", "updated_at"]
+    # The signing secrets (current and previous) are left out as encrypted fields; the session's claim too.
+    secret_fields = ("session_token",)
+    readonly_fields = ["signing_secret_shown"]
 
     @admin.display(description="signing secret")
     def signing_secret_shown(self, subscription: Subscription) -> str:

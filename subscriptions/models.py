@@ -103,6 +103,8 @@ class Subscription(models.Model):
 
     class Meta:
         ordering = ["room_id", "name"]
+        # Beside Django's add/change/delete: pausing stops deliveries without changing where they go.
+        permissions = [("pause_subscription", "Can pause and resume subscriptions")]
         constraints = [
             models.UniqueConstraint(fields=["room", "name"], name="subscription_name_unique_per_room"),
             models.CheckConstraint(

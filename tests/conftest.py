@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +16,7 @@ from tests.services import IN_CI, redis_url, stomp_url
 from tests.workers import WorkerProcess, close_other_sessions
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+    from django.contrib.auth.models import Permission, User
     from django.test import Client
 
 
@@ -122,24 +123,48 @@ def owner(django_user_model: type[User]) -> User:
     return django_user_model.objects.create_user("owner", password="owner-pass-1", is_staff=True, is_superuser=True)
 
 
-# What an operator needs beyond staff status: minting and revoking keys, and the destructive actions.
-OPERATOR_PERMISSIONS = [("rooms", "add_apikey"), ("rooms", "change_apikey"), ("rooms", "delete_room"),
-                        ("subscriptions", "delete_subscription"), ("subscriptions", "change_subscription"),
-                        ("delivery", "change_delivery"), ("delivery", "delete_delivery")]
+# What an operator needs beyond staff status: a permission for every change (docs/security.md's matrix).
+OPERATOR_PERMISSIONS = ["rooms.add_room", "rooms.change_room", "rooms.delete_room", "rooms.add_eventtype",
+                        "rooms.add_apikey", "rooms.change_apikey", "subscriptions.add_subscription",
+                        "subscriptions.change_subscription", "subscriptions.pause_subscription",
+                        "subscriptions.delete_subscription", "delivery.add_message", "delivery.change_delivery",
+                        "delivery.delete_delivery", "analytics.add_reportrun"]
 
 
 @pytest.fixture
 def member(django_user_model: type[User]) -> User:
     """A staff user without superuser rights, granted the operator's permissions: the everyday operator."""
+    user = django_user_model.objects.create_user("member", is_staff=True)  # no password: tests force_login
+    user.user_permissions.set(permissions(OPERATOR_PERMISSIONS))
+    return user
+
+
+@pytest.fixture
+def staff_with(django_user_model: type[User]) -> Callable[..., User]:
+    """Make staff users granted exactly the permissions named (`"rooms.change_apikey"`), and no other."""
+    made = itertools.count(1)
+
+    def make(*names: str) -> User:
+        user = django_user_model.objects.create_user(f"staff-{next(made)}", is_staff=True)
+        user.user_permissions.set(permissions(names))
+        return user
+
+    return make
+
+
+def permissions(names: Iterable[str]) -> list[Permission]:
+    """Return the Permission rows named `"app_label.codename"`, failing on a name that has none."""
     from django.contrib.auth.models import Permission
     from django.db.models import Q
 
-    user = django_user_model.objects.create_user("member", is_staff=True)  # no password: tests force_login
-    wanted = Q()
-    for app, codename in OPERATOR_PERMISSIONS:
+    named = list(names)
+    wanted = Q(pk__in=[])
+    for name in named:
+        app, codename = name.split(".", 1)
         wanted |= Q(content_type__app_label=app, codename=codename)
-    user.user_permissions.set(Permission.objects.filter(wanted))
-    return user
+    found = list(Permission.objects.filter(wanted))
+    assert len(found) == len(named), f"not every one of {named} is a permission: found {found}"
+    return found
 
 
 @pytest.fixture
