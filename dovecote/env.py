@@ -76,9 +76,9 @@ def env_networks(name: str, default: str = "") -> list[ipaddress.IPv4Network | i
 
 
 def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
-    """Return a URL whose scheme is one of `schemes`."""
+    """Return a URL whose scheme is one of `schemes` (a failover list: the first entry's)."""
     raw = os.environ.get(name) or default
-    scheme = urlsplit(raw).scheme
+    scheme = urlsplit(raw.split(",")[0]).scheme
     if scheme not in schemes:
         allowed = ", ".join(f"{s}://" for s in schemes)
         raise ConfigError(f"{name}={raw!r} must start with one of: {allowed}")

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
+from delivery.broker.stomp import parse_stomp_url
 from tests.services import missing_service
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,10 +100,10 @@ def test_app_services_are_wired_to_the_stack(services: dict, name: str) -> None:
     assert database.scheme in {"postgres", "postgresql"}
     assert database.hostname == "postgres"
 
-    stomp = urlsplit(env["STOMP_URL"])
+    stomp = parse_stomp_url(env["STOMP_URL"].replace("${ARTEMIS_PASSWORD:-dovecote}", "dovecote"))
     assert stomp.scheme == "stomp"
-    assert (stomp.hostname, stomp.port) == ("artemis", 61613)
-    assert stomp.username and stomp.password, "Artemis refuses anonymous logins"
+    assert stomp.brokers == (("artemis", 61613), ("artemis-backup", 61613))  # the primary, then the ha backup
+    assert stomp.login and stomp.passcode, "Artemis refuses anonymous logins"
 
     celery = urlsplit(env["CELERY_BROKER_URL"])
     assert (celery.scheme, celery.hostname) == ("redis", "redis")
@@ -175,3 +176,13 @@ def test_docker_compose_refuses_to_start_without_each_key(missing: str) -> None:
     result = compose_config({name: value for name, value in KEYS.items() if name != missing})
     assert result.returncode != 0
     assert f"set {missing}" in result.stderr
+
+
+def test_the_ha_profile_adds_a_backup_that_shares_the_primarys_journal(services: dict) -> None:
+    primary, backup = services["artemis"], services["artemis-backup"]
+    assert backup.get("profiles") == ["ha"] and "profiles" not in primary
+    assert (environment(primary)["ARTEMIS_HA"], environment(backup)["ARTEMIS_HA"]) == ("primary", "backup")
+    assert backup["build"] == primary["build"]
+    assert "artemis-data:/var/lib/artemis-instance" in primary["volumes"]
+    assert "artemis-data:/var/lib/primary-instance" in backup["volumes"]
+    assert "-Ddovecote.data.dir=/var/lib/primary-instance/data" in environment(backup)["JAVA_ARGS_APPEND"]

@@ -16,7 +16,7 @@ import json
 import logging
 import threading
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import stomp
@@ -85,6 +85,13 @@ class Management:
         self._conn: stomp.Connection12 | None = None
         self._replies: _Replies | None = None
         self._reply_queue = f"{REPLY_PREFIX}{uuid.uuid4().hex}"
+
+    def point_at(self, host: str, port: int) -> None:
+        """Send the next calls to another broker (the live one of a failover pair), on a new connection."""
+        with self._lock:
+            if (host, port) != (self._endpoint.host, self._endpoint.port):
+                self._drop()
+                self._endpoint = replace(self._endpoint, host=host, port=port)
 
     def call(self, resource: str, operation: str, *params: Any) -> Any:
         """Invoke `operation` on `resource` (e.g. "broker", "queue.subscription-7") and return its result."""

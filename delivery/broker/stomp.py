@@ -5,6 +5,12 @@ thread reconnects with exponential backoff and subscribes the live consumers aga
 frame read from a connection is tagged with that connection's generation, so messages and
 acks that belong to a dead connection are recognised and refused instead of misrouted.
 
+The URL may name several brokers, a failover list (`parse_stomp_url`): an Artemis primary and
+its backup (deploy/artemis/: shared store, so the backup serves the primary's journal once it
+holds the lock). Each (re)connection tries them in turn from the one last used, so a client
+follows the pair to whichever broker is live; a send whose RECEIPT the lost broker never gave
+counts as not done (SendFailed), as with any lost connection.
+
 What Artemis does that this module relies on (docs/architecture.md#the-broker, each fact
 covered by tests/test_artemis.py):
 - destinations are fully qualified queue names, `room-3::subscription-7` (address `room-3`,
@@ -30,7 +36,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from urllib.parse import unquote, urlsplit
+from urllib.parse import SplitResult, unquote, urlsplit
 
 import stomp
 import stomp.utils
@@ -53,6 +59,48 @@ from delivery.broker.base import (
 logger = logging.getLogger("delivery.broker")
 
 DEFAULT_PORTS = {"stomp": 61613, "stomp+ssl": 61614}
+
+
+@dataclass(frozen=True)
+class StompUrl:
+    """A STOMP URL read: the scheme and credentials, and the brokers to try, in order."""
+
+    scheme: str
+    login: str | None
+    passcode: str | None
+    brokers: tuple[tuple[str, int], ...]
+
+
+def parse_stomp_url(url: str) -> StompUrl:
+    """Read `stomp://user:pass@host:port`, or a failover list `stomp://user:pass@primary:61613,backup:61613`.
+
+    After the first comma each entry is `host:port` (`[v6]:port`) or a whole URL of the same scheme;
+    they share the first entry's credentials unless they give their own (all must then agree).
+    Raises ValueError naming the entry at fault.
+    """
+    first, *others = [entry.strip() for entry in url.split(",")]
+    parts = urlsplit(first)
+    if parts.scheme not in DEFAULT_PORTS:
+        raise ValueError(f"not a STOMP URL: {url!r}")
+    brokers = [_host_port(parts, first)]
+    for entry in others:
+        extra = urlsplit(entry if "://" in entry else f"//{entry}")
+        if extra.scheme not in ("", parts.scheme) or (extra.username and extra.username != parts.username):
+            raise ValueError(f"{entry!r} in the STOMP failover list must use {parts.scheme}:// and the first "
+                             f"entry's user")
+        brokers.append(_host_port(extra, entry, DEFAULT_PORTS[parts.scheme]))
+    return StompUrl(parts.scheme, unquote(parts.username) if parts.username else None,
+                    unquote(parts.password) if parts.password else None, tuple(brokers))
+
+
+def _host_port(parts: SplitResult, entry: str, default_port: int | None = None) -> tuple[str, int]:
+    if not parts.hostname:
+        raise ValueError(f"{entry!r} in the STOMP URL names no host")
+    try:
+        port = parts.port or default_port or DEFAULT_PORTS[parts.scheme]
+    except ValueError:
+        raise ValueError(f"{entry!r} in the STOMP URL has a port that is not a number from 0 to 65535") from None
+    return parts.hostname, port
 _ESCAPED = re.compile(r"\\.")
 
 
@@ -272,17 +320,14 @@ class StompBroker(Broker):
         receipt_timeout: float = 10.0,
         heartbeat_ms: int = 10_000,
     ) -> None:
-        parts = urlsplit(url)
-        if parts.scheme not in DEFAULT_PORTS:
-            raise ValueError(f"not a STOMP URL: {url!r}")
+        parsed = parse_stomp_url(url)
         self.url = url
-        self.host = parts.hostname or "127.0.0.1"
-        self.port = parts.port or DEFAULT_PORTS[parts.scheme]
-        self.address = f"{self.host}:{self.port}"
-        self._use_ssl = parts.scheme == "stomp+ssl"
+        self.brokers = parsed.brokers
+        self._broker_index = 0  # the broker of the failover list last connected to (or tried first)
+        self._use_ssl = parsed.scheme == "stomp+ssl"
         self.server = ""  # the CONNECTED frame's `server` header, e.g. "ActiveMQ-Artemis/2.40.0 …"
-        self._login = unquote(parts.username) if parts.username else None
-        self._passcode = unquote(parts.password) if parts.password else None
+        self._login = parsed.login
+        self._passcode = parsed.passcode
         self._connect_timeout = connect_timeout
         self._receipt_timeout = receipt_timeout
         self._heartbeat_ms = heartbeat_ms
@@ -309,12 +354,26 @@ class StompBroker(Broker):
         self._connect()
         threading.Thread(target=self._reconnect_forever, name=f"stomp-reconnect-{self.address}", daemon=True).start()
 
+    @property
+    def host(self) -> str:
+        return self.brokers[self._broker_index][0]
+
+    @property
+    def port(self) -> int:
+        return self.brokers[self._broker_index][1]
+
+    @property
+    def address(self) -> str:
+        """The broker connected to (or to be tried first), as host:port."""
+        return f"{self.host}:{self.port}"
+
     # -- connection management ---------------------------------------------------------
 
-    def _open(self, generation: int) -> tuple[stomp.Connection12, _Listener]:
-        """Open a connection and wait for CONNECTED; raise BrokerUnavailable if none comes in time."""
+    def _open(self, generation: int, host: str, port: int) -> tuple[stomp.Connection12, _Listener]:
+        """Open a connection to one broker and wait for CONNECTED; raise BrokerUnavailable if none comes in time."""
+        address = f"{host}:{port}"
         conn = stomp.Connection12(
-            [(self.host, self.port)],
+            [(host, port)],
             heartbeats=(self._heartbeat_ms, self._heartbeat_ms),
             timeout=self._connect_timeout,  # bounds the TCP connect only; stomp.py clears it afterwards
             reconnect_attempts_max=1,  # this class reconnects, with its own backoff
@@ -322,7 +381,7 @@ class StompBroker(Broker):
             auto_decode=False,
         )
         if self._use_ssl:
-            conn.set_ssl(for_hosts=[(self.host, self.port)])
+            conn.set_ssl(for_hosts=[(host, port)])
         listener = _Listener(self, generation)
         conn.set_listener("dovecote", listener)
         try:
@@ -330,20 +389,37 @@ class StompBroker(Broker):
             conn.connect(self._login, self._passcode, wait=False)
         except (StompException, OSError) as error:
             self._drop(conn)
-            raise BrokerUnavailable(f"cannot connect to the STOMP broker at {self.address}: {error!r}") from error
+            raise BrokerUnavailable(f"cannot connect to the STOMP broker at {address}: {error!r}") from error
         if listener.settled.wait(self._connect_timeout) and listener.connected and not listener.gone.is_set():
             _disable_nagle(conn)
             return conn, listener
         self._drop(conn)
         reason = listener.error or ("connection closed" if listener.gone.is_set() else "no CONNECTED frame")
         raise BrokerUnavailable(
-            f"cannot connect to the STOMP broker at {self.address} within {self._connect_timeout:g} s: {reason}"
+            f"cannot connect to the STOMP broker at {address} within {self._connect_timeout:g} s: {reason}"
         )
+
+    def _open_any(self, generation: int) -> tuple[stomp.Connection12, _Listener]:
+        """Connect to the first broker of the failover list that answers, from the one last used."""
+        failures = []
+        for offset in range(len(self.brokers)):
+            index = (self._broker_index + offset) % len(self.brokers)
+            try:
+                opened = self._open(generation, *self.brokers[index])
+            except BrokerUnavailable as error:
+                failures.append(str(error))
+                continue
+            if index != self._broker_index:
+                logger.warning("failed over to the STOMP broker at %s:%s", *self.brokers[index])
+                self._broker_index = index
+                self._management.point_at(*self.brokers[index])
+            return opened
+        raise BrokerUnavailable("; ".join(failures))
 
     def _connect(self) -> None:
         """Open a new connection, make it current and subscribe the live consumers on it."""
         generation = next(self._generations)
-        conn, listener = self._open(generation)
+        conn, listener = self._open_any(generation)
         with self._state:
             if self._closed:
                 self._drop(conn)

@@ -4,9 +4,11 @@
 #   deploy/artemis/create-instance.sh ARTEMIS_HOME INSTANCE_DIR
 #
 # Environment: ARTEMIS_USER and ARTEMIS_PASSWORD (the one broker user, role `amq`), ARTEMIS_HEAP
-# (the JVM's -Xmx, default 2G). Runs `artemis create` when the instance is missing or was made by
-# another Artemis version (keeping data/, the journal), then installs broker.xml from this
-# folder. Prints "changed" when the running broker must restart to see the result.
+# (the JVM's -Xmx, default 2G), ARTEMIS_HA (unset: a lone broker; `primary` or `backup`: one of a
+# shared-store pair, its ha-policy from ha-primary.xml or ha-backup.xml). Runs `artemis create` when
+# the instance is missing or was made by another Artemis version (keeping data/, the journal), then
+# installs broker.xml from this folder. Prints "changed" when the running broker must restart to see
+# the result.
 #
 # Used by scripts/services.sh (`make services`) and by this folder's Dockerfile (docker-compose),
 # so both run the same version (VERSION) with the same settings (broker.xml).
@@ -25,8 +27,15 @@ if ! grep -qxF "ARTEMIS_HOME='$home'" "$instance/etc/artemis.profile" 2>/dev/nul
         --no-amqp-acceptor --no-mqtt-acceptor --no-hornetq-acceptor "$instance" >&2
     changed=1
 fi
-if ! cmp -s "$here/broker.xml" "$instance/etc/broker.xml"; then
-    cp "$here/broker.xml" "$instance/etc/broker.xml"
+wanted=$(mktemp)
+trap 'rm -f "$wanted"' EXIT
+case ${ARTEMIS_HA:-} in
+    "") cp "$here/broker.xml" "$wanted" ;;
+    primary | backup) sed -e "/<!-- HA-POLICY -->/{r $here/ha-$ARTEMIS_HA.xml" -e 'd}' "$here/broker.xml" >"$wanted" ;;
+    *) echo "ARTEMIS_HA must be primary, backup or unset, not '$ARTEMIS_HA'" >&2; exit 2 ;;
+esac
+if ! cmp -s "$wanted" "$instance/etc/broker.xml"; then
+    cp "$wanted" "$instance/etc/broker.xml"
     changed=1
 fi
 ((changed)) && echo changed
