@@ -60,8 +60,8 @@ RECEIVERS: dict[str, tuple[Handle, str, int | None, str]] = {
     "HTTP/1.0 200 with a body read to the close": (http10_body_to_the_close, Outcome.SUCCESS, 200, ""),
     "500 with Connection: close and no length": (error_then_close, Outcome.FAILURE, 500, "HTTP 500:"),
     "closes in the middle of the head": (close_mid_head, Outcome.CONNECTION_ERROR, None,
-                                         "ResponseError: the receiver closed the connection in the middle of its "
-                                         "response head"),
+                                         ("ResponseError: the receiver closed the connection in the middle of its "
+                                          "response head")),
 }
 
 
