@@ -1,8 +1,8 @@
 """After a 410 Gone, no POST of the subscription starts until it is resumed, and nothing is lost.
 
-A real receiver answers the first POST with 410 after a moment and records when each POST
-arrives. Meanwhile the session holds two more messages, judged and waiting for their turn
-(max_per_second 1), and the first message's retry comes due 100 ms after the 410. None of them
+A real receiver answers the first POST with 410 and records when each POST arrives. Meanwhile
+the session holds two more messages, judged and waiting for their turn (max_per_second 1), and
+the first message's retry comes due 100 ms after the 410. None of them
 may be POSTed: the session stops the moment it reads the 410, withdraws what it had not sent
 yet, and ends. Once resumed, every message is delivered, the held ones on their first attempt.
 """
@@ -30,7 +30,9 @@ def test_no_post_of_a_subscription_starts_after_its_410_until_it_is_resumed(
     room = make_room(delivery_delay_ms=100, delivery_delay_multiplier=1, delivery_attempts=5)
     make_event_type(room)
     key = ApiKey.issue("shop", rooms=[room])[1]
-    url = receiver.script("/gone", lambda n: Reply(410, delay_s=0.3) if n == 1 else Reply(204))
+    # The 410 comes at once: the next token is 1.1 s away, so the held messages are judged, waiting
+    # to be POSTed, when it is read (a slower 410 would let them start first, as they may).
+    url = receiver.script("/gone", lambda n: Reply(410) if n == 1 else Reply(204))
     subscription = make_subscription(room, push_url=url, max_in_flight=3, max_per_second=1)
 
     publish_batch(client, key, room, 3)
