@@ -187,6 +187,15 @@ def hold_frames(broker: Broker, arrivals: list[Arrival], delay_ms: int) -> None:
         Delivery.objects.filter(pk__in=held).mark_held(now + timedelta(milliseconds=delay_ms), now)
 
 
+def withdraw(attempt: Attempt) -> bool:
+    """Give back a claimed attempt that was not sent (its subscription stopped POSTs meanwhile); False if it moved on.
+
+    Its frame stays unacked: taken again, it is judged afresh and claims the same attempt number.
+    """
+    return bool(Delivery.objects.filter(pk=attempt.delivery.pk).withdraw_attempt(
+        attempt.attempt, attempt.started_at, timezone.now()))
+
+
 def claim_attempts(delivery_ids: list[int], attempt: int, now: datetime) -> set[int]:
     """Start attempt `attempt` of each delivery still before it and unsettled; return the ids claimed."""
     claimed = Delivery.objects.filter(pk__in=delivery_ids).claim_attempt(attempt, now)

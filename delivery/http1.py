@@ -15,7 +15,6 @@ exception never leaves a connection in the pool.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -114,13 +113,17 @@ class _Connection(asyncio.Protocol):
             self._complete()
 
     def eof_received(self) -> bool | None:
+        """The receiver closed its side: a body read to the close ends here; a head cut short is no answer."""
         if self._reply is not None and not self._reply.done():
-            with contextlib.suppress(httptools.HttpParserError):
-                self._parser.feed_eof()  # type: ignore[attr-defined]  # in httptools, not in its stubs
             if self._head_done:
+                # httptools has no way to tell its parser of the end of input (llhttp_finish): a body
+                # delimited by the close (no Content-Length, not chunked) is complete now.
+                self._message_done = self._message_done or self._framed_by_close()
                 self._complete()
+            elif self._head_bytes:
+                self._fail(ResponseError("the receiver closed the connection in the middle of its response head"))
             else:
-                self._fail(ConnectionResetError("the receiver closed the connection before answering"))
+                self._fail(ConnectionResetError("the receiver closed the connection without answering"))
         self.closed = True
         return None
 
@@ -172,6 +175,11 @@ class _Connection(asyncio.Protocol):
         if not (complete and self._parser.should_keep_alive()):
             self.close()
         self._reply.set_result(response)
+
+    def _framed_by_close(self) -> bool:
+        """Say whether the response body ends where the connection does (RFC 9112 6.3: no length, not chunked)."""
+        coding = self._headers.get("transfer-encoding", "").lower().rstrip()
+        return "content-length" not in self._headers and not coding.endswith("chunked")
 
     def _fail(self, error: Exception) -> None:
         if self._reply is not None and not self._reply.done():

@@ -146,6 +146,11 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         return self.unsettled().filter(attempts__lt=attempt).update(
             attempts=attempt, attempt_started_at=now, updated_at=now)
 
+    def withdraw_attempt(self, attempt: int, started_at: datetime, now: datetime) -> int:
+        """Undo the claim of attempt `attempt` made at `started_at`, before anything was sent: it starts again later."""
+        return self.unsettled().filter(attempts=attempt, attempt_started_at=started_at).update(
+            attempts=attempt - 1, attempt_started_at=None, updated_at=now)
+
     def mark_crashed(self, now: datetime) -> int:
         """Count an attempt whose worker died (the poison counter) and restart its clock."""
         return self.update(redelivery_count=F("redelivery_count") + 1, attempt_started_at=now, updated_at=now)

@@ -12,7 +12,9 @@ worker's event loop, with keep-alive connection pools. What it guarantees for ea
   arrived with the head: a longer or slower body is not waited for, and its connection is closed
   instead of reused;
 - redirects are not followed; a Retry-After header is read within bounds (MAX_RETRY_AFTER_MS).
-Failures come back as values (`PushResult`), never as exceptions.
+Failures come back as values (`PushResult`), never as exceptions: whatever goes wrong inside (a
+receiver the parser chokes on, a bug here) ends as a failed attempt, so the caller always records
+an outcome and frees its slot.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import base64
 import hashlib
 import hmac
 import ipaddress
+import logging
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -33,6 +36,8 @@ from django.conf import settings
 from delivery.http1 import Http1Client, ResponseError
 from delivery.models import DeliveryAttempt
 from subscriptions.push_urls import UnsafePushUrl, checked_addresses, parse_push_url
+
+log = logging.getLogger("delivery.transports")
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
 ERROR_BODY_CHARS = 500
@@ -119,8 +124,14 @@ class PushTransport:
             self._client = None
 
     async def post(self, request: PushRequest) -> PushResult:
-        """POST one delivery and classify the answer; never raises for a subscriber's failure."""
-        result = await self._post(request)
+        """POST one delivery and classify the answer; never raises (an unexpected error is a failed attempt too)."""
+        started = time.monotonic()
+        try:
+            result = await self._post(request)
+        except Exception as error:  # the guarantee above: every failure is a value
+            log.exception("a push POST failed unexpectedly; it is recorded as a failed attempt")
+            result = PushResult(Outcome.CONNECTION_ERROR, _ms_since(started),
+                                error=f"unexpected error: {type(error).__name__}: {error}"[:ERROR_BODY_CHARS])
         return replace(result, finished_at=datetime.now(UTC))
 
     async def _post(self, request: PushRequest) -> PushResult:

@@ -43,6 +43,8 @@ class Receiver:
         self.received: dict[str, list[Received]] = defaultdict(list)
         self.active: dict[str, int] = defaultdict(int)
         self.most_active: dict[str, int] = defaultdict(int)  # the most requests in progress at once
+        # (request number, time.monotonic() just before its answer was written), per path
+        self.answered: dict[str, list[tuple[int, float]]] = defaultdict(list)
         self._lock = threading.Condition()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.server.daemon_threads = True
@@ -81,6 +83,10 @@ class Receiver:
             self._lock.notify_all()
             return len(self.received[request.path])
 
+    def _answering(self, path: str, n: int) -> None:
+        with self._lock:
+            self.answered[path].append((n, time.monotonic()))
+
     def _done(self, path: str) -> None:
         with self._lock:
             self.active[path] -= 1
@@ -96,6 +102,7 @@ class Receiver:
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
                 try:
+                    receiver._answering(self.path, n)
                     self.send_response(reply.status)
                     for name, value in reply.headers.items():
                         self.send_header(name, value)

@@ -4,7 +4,14 @@ A session lives on its worker's event loop (engine.py). Its consumer listens on 
 subscription's destination with a prefetch of `max_in_flight`; frames land in an inbox, and
 whenever POSTs are below `max_in_flight` the session takes what the inbox holds, has the
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
-recorded by the bookkeeper, which acks the frame; only then does its slot free up.
+recorded by the bookkeeper, which acks the frame; only then does its slot free up. A slot frees
+whatever happens to its frame (try/finally), and the transport returns every failure as a value.
+
+What the receiver asks is heeded the moment its answer is read, in memory, before the outcome is
+recorded: a 410 stops the session (no POST starts after it; the row says `disabled` once recorded),
+a 429 or 503 with Retry-After pauses it until then (and the row's `throttled_until` tells the
+sessions that come after). An attempt already judged but not yet POSTed when that happens is
+withdrawn: its claim undone, its frame back in the inbox, taken again when POSTs may start.
 
 The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
 memory: while it is open, the frames taken are put back on the broker until the next probe time
@@ -29,11 +36,12 @@ from collections.abc import Coroutine
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from django.db.models import Q
 from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 
 from delivery import frames, metrics
-from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse_frames
+from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse_frames, withdraw
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import breaker, claims
 from delivery.push.bookkeeper import Bookkeeper
@@ -77,6 +85,7 @@ class PushSession:
         self.inbox: deque[ReceivedMessage] = deque()
         self.in_flight = 0  # frames taken and not yet settled: judged, POSTing, or being recorded
         self.accepting = True
+        self.gone = False  # the receiver answered 410: no POST starts any more
         self.hand_over = False  # when the session ends: start a new one if work is due
         self.retry_due_soon = False  # set by the engine for idle sessions
         self.started = time.monotonic()
@@ -111,7 +120,7 @@ class PushSession:
     def stop(self, *, hand_over: bool = False) -> None:
         """Take no more frames: finish the POSTs under way, then end."""
         self.accepting = False
-        self.hand_over = self.hand_over or hand_over
+        self.hand_over = (self.hand_over or hand_over) and not self.gone  # after a 410, only a resume restarts it
         self._wakeup.set()
 
     def is_idle(self) -> bool:
@@ -266,8 +275,6 @@ class PushSession:
         subscription, counter = self.subscription, self.outcomes
         if subscription is None or counter is None or result.gone:
             return
-        if result.retry_after_ms and result.status_code in (429, 503):
-            await self._slow_down(subscription, result)
         before = counter.failures
         move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
         if move is not None and not self._moving:
@@ -297,14 +304,35 @@ class PushSession:
             finally:
                 self._failures_written_at = time.monotonic()
 
-    async def _slow_down(self, subscription: Subscription, result: PushResult) -> None:
-        """A 429 (or 503) with Retry-After pauses the whole subscription, not only that message, until then."""
-        assert result.retry_after_ms is not None
-        until = (result.finished_at or timezone.now()) + timedelta(milliseconds=result.retry_after_ms)
-        if subscription.throttled_until is not None and subscription.throttled_until >= until:
-            return
-        subscription.throttled_until = until
-        await self.engine.bookkeeper.call(record_throttle, self.subscription_id, until)
+    def _heed(self, result: PushResult) -> datetime | None:
+        """Act on what the receiver asked, in memory, as its answer is read; return a 429/503's pause end, if any.
+
+        A 410 stops the session; a 429 (or 503) with Retry-After pauses the whole subscription, not only
+        that message, until then. Both before the outcome is recorded: no POST may start meanwhile.
+        """
+        if result.gone:
+            self.gone = True
+            self.stop()
+            return None
+        if self.subscription is None or (until := throttled_until(result)) is None:
+            return None
+        self.subscription.throttled_until = later(self.subscription.throttled_until, until)
+        return until
+
+    def _may_post(self) -> bool:
+        """Say whether a judged attempt may be POSTed now: not after a 410, nor while stopped or paused by a 429."""
+        subscription = self.subscription
+        if self.gone or subscription is None or not subscription.is_active:
+            return False
+        return subscription.throttled_until is None or subscription.throttled_until <= timezone.now()
+
+    async def _record_throttle(self, until: datetime) -> None:
+        """Keep a 429's pause on the row, for the sessions that come after this one."""
+        try:
+            await self.engine.bookkeeper.call(record_throttle, self.subscription_id, until)
+        except Exception:
+            log.exception("push session for subscription %s could not record a receiver's pause",
+                          self.subscription_id)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -312,19 +340,18 @@ class PushSession:
         task.add_done_callback(self._tasks.discard)
 
     async def _attempt(self, consumer: Consumer, frames: list[ReceivedMessage]) -> None:
-        """Judge frames that arrived together, then POST the attempts they start."""
+        """Judge frames that arrived together, then POST the attempts they start (each frees its slot when done)."""
         assert self.subscription is not None
         arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
+        started: list[Attempt] = []
         try:
-            results = await self._judge(arrivals)
+            started = [result for result in await self._judge(arrivals) if result is not None]
         except Exception:
             log.exception("push session for subscription %s could not judge %d frames", self.subscription_id,
                           len(frames))
             self.stop(hand_over=True)
-            self._settled(len(frames))
-            return
-        started = [result for result in results if result is not None]
-        self._settled(len(frames) - len(started))
+        finally:
+            self._settled(len(frames) - len(started))
         await asyncio.gather(*(self._post(attempt) for attempt in started))
 
     async def _judge(self, arrivals: list[Arrival]) -> list[Attempt | None]:
@@ -346,19 +373,48 @@ class PushSession:
         return results
 
     async def _post(self, attempt: Attempt) -> None:
+        """POST an attempt and record its outcome, or withdraw it if POSTs stopped meanwhile; its slot frees anyway."""
+        withdrawn = False
+        try:
+            await self._token()  # the subscription's rate limit, before the attempt's span starts
+            if not self._may_post():  # nothing awaited from here to the POST: a 410 or 429 read meanwhile counts
+                withdrawn = True
+                await self._withdraw(attempt)
+                return
+            span, traceparent = trace_attempt(attempt)
+            result = await self.engine.transport.post(self._request(attempt, traceparent))
+            if (until := self._heed(result)) is not None:
+                await self._record_throttle(until)
+            await self._record(attempt, result, span)
+        except Exception:
+            log.exception("push session for subscription %s could not finish an attempt", self.subscription_id)
+            self.stop(hand_over=True)
+        finally:
+            if withdrawn:
+                self._returned(1)
+            else:
+                self._settled(1)
+
+    def _request(self, attempt: Attempt, traceparent: str) -> PushRequest:
+        """The signed request of an attempt, with the trace context the receiver continues from."""
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
-        await self._token()  # the subscription's rate limit, before the attempt's span starts
-        traceparent = tracing.valid_traceparent(attempt.frame.headers.get(frames.TRACEPARENT))  # never raw into HTTP
-        span = attempt_span(attempt, traceparent) if tracing.enabled() else None
-        if span is not None:
-            traceparent = tracing.traceparent_of(span)  # the receiver continues from this attempt
         secrets = subscription.signing_secrets(attempt.started_at)
-        request = PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
-                              correlation_id=message.correlation_id, attempt=attempt.attempt,
-                              signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
-                              timeout_ms=subscription.timeout_ms, traceparent=traceparent)
-        result: PushResult = await self.engine.transport.post(request)
+        return PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
+                           correlation_id=message.correlation_id, attempt=attempt.attempt,
+                           signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
+                           timeout_ms=subscription.timeout_ms, traceparent=traceparent)
+
+    async def _withdraw(self, attempt: Attempt) -> None:
+        """Undo the claim of an attempt that may not start now; its frame goes back in the inbox, to be judged again."""
+        try:
+            await self.engine.bookkeeper.call(withdraw, attempt)
+        finally:
+            self.inbox.appendleft(attempt.frame)
+
+    async def _record(self, attempt: Attempt, result: PushResult, span: Span | None) -> None:
+        """Record a POST's outcome (which acks its frame) and count it for the breaker."""
+        message = attempt.delivery.message
         if span is not None:
             end_attempt_span(span, result)
         metrics.record_push_attempt(message.room_id, result.outcome, result.status_code, result.duration_ms / 1000)
@@ -384,11 +440,14 @@ class PushSession:
         finally:
             if settling is not None:
                 settling.end()
-            self._settled(1)
 
     def _settled(self, count: int) -> None:
-        self.in_flight -= count
         self.settled += count
+        self._returned(count)
+
+    def _returned(self, count: int) -> None:
+        """Free `count` slots (frames settled, or put back in the inbox)."""
+        self.in_flight -= count
         self.last_activity = time.monotonic()
         self._wakeup.set()
 
@@ -396,6 +455,15 @@ class PushSession:
         """Wait for the POSTs under way to finish (the engine's stop)."""
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+def trace_attempt(attempt: Attempt) -> tuple[Span | None, str]:
+    """The attempt's span (with tracing on) and the traceparent the receiver gets: the span's, else the frame's."""
+    traceparent = tracing.valid_traceparent(attempt.frame.headers.get(frames.TRACEPARENT))  # never raw into HTTP
+    if not tracing.enabled():
+        return None, traceparent
+    span = attempt_span(attempt, traceparent)
+    return span, tracing.traceparent_of(span)  # the receiver continues from this attempt
 
 
 def attempt_span(attempt: Attempt, traceparent: str) -> Span:
@@ -438,6 +506,14 @@ def later(first: datetime | None, second: datetime | None) -> datetime | None:
     return max(first, second)
 
 
+def throttled_until(result: PushResult) -> datetime | None:
+    """Until when a 429 or 503 with Retry-After pauses the subscription (from the end of the attempt), if it does."""
+    if result.retry_after_ms is None or result.status_code not in (429, 503):
+        return None
+    return (result.finished_at or timezone.now()) + timedelta(milliseconds=result.retry_after_ms)
+
+
 def record_throttle(subscription_id: int, until: datetime) -> None:
-    """Keep a receiver's slow-down on the row, so the session that takes over honours it too."""
-    Subscription.objects.filter(pk=subscription_id).update(throttled_until=until)
+    """Keep a receiver's slow-down on the row, so the session that takes over honours it too (never shortened)."""
+    Subscription.objects.filter(pk=subscription_id).filter(
+        Q(throttled_until__isnull=True) | Q(throttled_until__lt=until)).update(throttled_until=until)
