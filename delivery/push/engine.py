@@ -4,9 +4,9 @@ The Celery task `deliver_push` hands a subscription to its process's engine and 
 once: a session costs an asyncio task and a broker consumer, not a worker thread, so a
 worker runs as many sessions as there are subscriptions with work, and a slow receiver holds
 only its own session's POSTs: each POST holds a slot of the engine's socket budget (budget.py),
-which no room and no subscription may take all of. Every second the engine renews the claims of all its sessions
-and rereads their subscriptions in one round trip (claims.py), and tells idle sessions whether
-a retry is due soon. `stop` (the worker's shutdown) lets every session finish its POSTs.
+which no room and no subscription may take all of. Every second the engine renews the claims
+of all its sessions and rereads their subscriptions in one round trip (claims.py), and tells
+idle sessions whether a retry is due soon. `stop` (the worker's shutdown) lets every session finish its POSTs.
 """
 
 from __future__ import annotations
