@@ -3,7 +3,8 @@
 - `/healthz/live`: the process answers (200). A liveness probe restarts a process that does not.
 - `/healthz/ready`: the database, the message broker and the Celery broker answer, and a Celery
   worker and beat have sent a heartbeat (dovecote/heartbeats.py) within
-  DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS; else 503 naming what is down.
+  DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS, and no worker said within that time that it has fewer than
+  DOVECOTE_WORKER_MIN_FREE_FDS file descriptors left (`worker_sockets`); else 503 naming what is down.
 - `/healthz/`: the three services only (what it always answered; docker-compose's web check).
 
 Anyone may ask (200, or 503 naming the checks that failed); only staff users and admin API keys
@@ -68,6 +69,23 @@ class HeartbeatMissing(Exception):
     """No process of a role has said it is alive recently."""
 
 
+def check_worker_sockets() -> None:
+    """Fail while a worker recently said it has no file descriptors to spare (dovecote/heartbeats.py)."""
+    short = heartbeats.short_of_sockets()
+    if short is None or time.time() - short["at"] > settings.DOVECOTE_HEARTBEAT_MAX_AGE_SECONDS:
+        return
+    if not short.get("socket_ok", True):
+        raise WorkerOutOfSockets(f"{short.get('name', '?')} cannot open a socket "
+                                 f"({short.get('open')} of {short.get('limit')} file descriptors open)")
+    raise WorkerOutOfSockets(f"{short.get('name', '?')} has {short.get('open')} of its {short.get('limit')} file "
+                             f"descriptors open, fewer than DOVECOTE_WORKER_MIN_FREE_FDS "
+                             f"({settings.DOVECOTE_WORKER_MIN_FREE_FDS}) left")
+
+
+class WorkerOutOfSockets(Exception):
+    """A worker is at its open-file limit: its pushes, beat's tasks and its database connections fail."""
+
+
 CHECKS: dict[str, Callable[[], None]] = {
     "database": check_database,
     "broker": check_broker,
@@ -76,6 +94,7 @@ CHECKS: dict[str, Callable[[], None]] = {
 READY_CHECKS: dict[str, Callable[[], None]] = {
     **CHECKS,
     "worker": check_heartbeat("worker"),
+    "worker_sockets": check_worker_sockets,
     "beat": check_heartbeat("beat"),
 }
 

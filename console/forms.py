@@ -42,6 +42,7 @@ from subscriptions.rules import (
     PushUrlProblem,
     PushUrlRefused,
     check_push_url_of,
+    in_flight_seconds_problem,
     name_taken,
     quota_problem,
 )
@@ -396,6 +397,9 @@ class SubscriptionForm(BreakerFields, forms.ModelForm):
             if refused.problem != PushUrlProblem.MISSING or "push_url" not in self.errors:
                 self.add_error("push_url", PUSH_URL_MESSAGES.get(refused.problem, f"Refused: {refused.reason}."))
         check_delay_cap(self, data.get("delivery_delay_ms"), data.get("max_delivery_delay_ms"))
+        if problem := in_flight_seconds_problem(kind, data.get("max_in_flight"), data.get("timeout_ms")):
+            self.add_error("max_in_flight", capfirst(problem) + ".")
+            self.add_error("timeout_ms", capfirst(problem) + ".")
         return data
 
     def save(self, commit: bool = True) -> Subscription:

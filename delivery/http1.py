@@ -9,7 +9,8 @@ Responses are parsed by httptools (llhttp, the parser of Node.js), chunked bodie
 Where it connects is decided by `resolve` (delivery/transports.py passes the push-URL checks):
 a name is resolved once per `DNS_TTL_S`, and connections go to the addresses it returned, so
 what was checked is what is reached. Deadlines are the caller's (`asyncio.timeout`); an
-exception never leaves a connection in the pool.
+exception never leaves a connection in the pool. With `max_open`, the sockets open at once, idle
+ones included, stay within it: before a new connection, the longest-idle ones are closed.
 """
 
 from __future__ import annotations
@@ -202,7 +203,9 @@ class Http1Client:
 
     resolve: Resolve
     body_limit: int
+    max_open: int | None = None  # sockets open at once, idle ones included: the oldest idle is closed first
     _idle: dict[Origin, list[_Connection]] = field(default_factory=dict)
+    _open: set[_Connection] = field(default_factory=set)
     _addresses: dict[tuple[str, int], tuple[float, list[str]]] = field(default_factory=dict)
     _tls: ssl.SSLContext | None = None
 
@@ -245,14 +248,32 @@ class Http1Client:
         tls = self._tls_context() if origin.scheme == "https" else None
         error: OSError | None = None
         for address in await self._resolve(origin.host, origin.port):
+            self._make_room()
             try:
                 _, connection = await loop.create_connection(
                     lambda: _Connection(self.body_limit), host=address, port=origin.port, ssl=tls,
                     server_hostname=origin.host if tls else None)
+                self._open.add(connection)
                 return connection
             except OSError as failed:
                 error = failed
         raise error or OSError(f"{origin.host} has no address to connect to")
+
+    def open_sockets(self) -> int:
+        """How many connections are open, in use or idle."""
+        self._open = {connection for connection in self._open if not connection.closed}
+        return len(self._open)
+
+    def _make_room(self) -> None:
+        """Close the longest-idle connections until one more socket stays within `max_open`."""
+        if self.max_open is None:
+            return
+        while self.open_sockets() >= self.max_open:
+            pools = [idle for idle in self._idle.values() if idle]
+            if not pools:
+                return  # every socket is in use: the caller's budget keeps them under max_open
+            oldest = min(pools, key=lambda idle: idle[0].idle_since)
+            oldest.pop(0).close()
 
     async def _resolve(self, host: str, port: int) -> list[str]:
         cached = self._addresses.get((host, port))

@@ -1,7 +1,8 @@
 """Every HTTP request to a subscriber goes through here: signed, checked, bounded, classified.
 
 `PushTransport` is the asyncio client (delivery/http1.py) shared by every push session of a
-worker's event loop, with keep-alive connection pools. What it guarantees for each attempt:
+worker's event loop, with keep-alive connection pools of at most `max_sockets` sockets (the engine's
+budget, delivery/push/budget.py). What it guarantees for each attempt:
 - it connects only to addresses that passed the push-URL rules (subscriptions/push_urls.py): a host
   is resolved once (for DNS_TTL_S), every address checked, and connections go to those
   addresses, so a DNS answer that changes after the check (rebinding) is never used; an address
@@ -115,8 +116,13 @@ class PushRequest:
 class PushTransport:
     """The HTTP client of push deliveries (delivery/http1.py), for the event loop it is first used on."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_sockets: int | None = None) -> None:
+        self.max_sockets = max_sockets  # open at once, idle keep-alive connections included
         self._client: Http1Client | None = None
+
+    def open_sockets(self) -> int:
+        """How many connections to subscribers are open, in use or idle."""
+        return 0 if self._client is None else self._client.open_sockets()
 
     async def close(self) -> None:
         if self._client is not None:
@@ -141,7 +147,8 @@ class PushTransport:
         except UnsafePushUrl as refused:
             return PushResult(Outcome.FAILURE, _ms_since(started), error=f"push URL refused: {refused.reason}")
         if self._client is None:
-            self._client = Http1Client(resolve=checked_resolution, body_limit=RESPONSE_BYTES)
+            self._client = Http1Client(resolve=checked_resolution, body_limit=RESPONSE_BYTES,
+                                       max_open=self.max_sockets)
         try:
             async with asyncio.timeout(request.timeout_ms / 1000):
                 response = await self._client.post(request.url, request.headers(int(time.time())), request.body)

@@ -3,20 +3,27 @@
 A worker writes one every HEARTBEAT_EVERY_S from a thread started when it starts (`worker_init`)
 and stopped when it shuts down; beat writes one from its scheduler's tick, so a beat that stopped
 scheduling stops beating even if its process lives on. Each role keeps one key: the newest
-heartbeat of any worker (or beat) is the one read. The cache must be shared by every process
-(Redis, as the rate limits need it anyway: DOVECOTE_CACHE_URL); in embedded mode all run in one.
+heartbeat of any worker (or beat) is the one read. With its heartbeat, a worker checks its file
+descriptors (`FdHeadroom`): while fewer than DOVECOTE_WORKER_MIN_FREE_FDS are left, or no socket
+can be opened, it says so under SOCKETS_KEY, and clears that once it has room again. The cache
+must be shared by every process (Redis, as the rate limits need it anyway: DOVECOTE_CACHE_URL);
+in embedded mode all run in one.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import resource
 import socket
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from celery import beat as celery_beat
 from celery import signals
+from django.conf import settings
 from django.core.cache import cache
 
 log = logging.getLogger("dovecote.heartbeats")
@@ -47,6 +54,58 @@ def age_s(role: str, now: float | None = None) -> float | None:
     return None if seen is None else max(0.0, (time.time() if now is None else now) - seen["at"])
 
 
+SOCKETS_KEY = "dovecote:heartbeat:worker-sockets"  # the last worker that found itself without socket headroom
+
+
+@dataclass(frozen=True)
+class FdHeadroom:
+    """This process's file descriptors: how many are open, its soft limit, and whether a socket could be opened."""
+
+    open: int | None  # None where /proc/self/fd cannot be read
+    limit: int | None  # None: no limit
+    socket_ok: bool
+
+    @classmethod
+    def now(cls) -> FdHeadroom:
+        limit = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+        try:
+            probe = socket.socket()
+        except OSError:
+            socket_ok = False
+        else:
+            probe.close()
+            socket_ok = True
+        try:
+            open_fds: int | None = len(os.listdir("/proc/self/fd")) - 1  # less the listing's own
+        except OSError:
+            open_fds = None if socket_ok else limit
+        return cls(open_fds, None if limit == resource.RLIM_INFINITY else limit, socket_ok)
+
+    def is_short(self, min_free: int) -> bool:
+        """Say whether fewer than `min_free` descriptors are left, or no socket could be opened."""
+        if not self.socket_ok:
+            return True
+        return self.open is not None and self.limit is not None and self.limit - self.open < min_free
+
+
+def record_fd_headroom(name: str, headroom: FdHeadroom, now: float | None = None) -> None:
+    """Keep the worker's own report of having no socket headroom (readiness reads it), or clear it once it has some."""
+    try:
+        if headroom.is_short(settings.DOVECOTE_WORKER_MIN_FREE_FDS):
+            cache.set(SOCKETS_KEY, {"at": time.time() if now is None else now, "name": name, "open": headroom.open,
+                                    "limit": headroom.limit, "socket_ok": headroom.socket_ok}, KEEP_S)
+        elif (seen := cache.get(SOCKETS_KEY)) is not None and seen.get("name") == name:
+            cache.delete(SOCKETS_KEY)
+    except Exception:  # the health check reports the cache's state; a heartbeat must not crash the worker
+        log.warning("could not record the worker's file descriptors", exc_info=True)
+
+
+def short_of_sockets() -> dict[str, Any] | None:
+    """The last report of a worker without socket headroom: {"at", "name", "open", "limit", "socket_ok"}, or None."""
+    value = cache.get(SOCKETS_KEY)
+    return value if isinstance(value, dict) and isinstance(value.get("at"), int | float) else None
+
+
 class WorkerHeartbeat:
     """A daemon thread recording the worker's heartbeat until stopped."""
 
@@ -64,6 +123,7 @@ class WorkerHeartbeat:
     def _run(self) -> None:
         while not self._stopped.is_set():
             record("worker", self.name)
+            record_fd_headroom(self.name, FdHeadroom.now())
             self._stopped.wait(HEARTBEAT_EVERY_S)
 
 

@@ -216,6 +216,18 @@ DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # hands over (so sessions spread over the workers), and how long it stays warm without messages.
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 300, minimum=1)
 DOVECOTE_PUSH_SESSION_IDLE_SECONDS = env_int("DOVECOTE_PUSH_SESSION_IDLE_SECONDS", 300, minimum=1)
+# Sockets and POSTs in flight of one worker process's push engine, idle keep-alive connections
+# included (lowered to half the soft RLIMIT_NOFILE when that is lower), and the most of them one room
+# and one subscription may hold (delivery/push/budget.py).
+DOVECOTE_PUSH_SOCKETS = env_int("DOVECOTE_PUSH_SOCKETS", 256, minimum=1)
+DOVECOTE_PUSH_SOCKETS_PER_ROOM_PERCENT = env_int("DOVECOTE_PUSH_SOCKETS_PER_ROOM_PERCENT", 50, minimum=1,
+                                                 maximum=100)
+DOVECOTE_PUSH_SOCKETS_PER_SUBSCRIPTION_PERCENT = env_int("DOVECOTE_PUSH_SOCKETS_PER_SUBSCRIPTION_PERCENT", 25,
+                                                         minimum=1, maximum=100)
+# A push subscription's max_in_flight × timeout_ms, in seconds: how long its POSTs may hold sockets.
+DOVECOTE_MAX_IN_FLIGHT_SECONDS = env_int("DOVECOTE_MAX_IN_FLIGHT_SECONDS", 6000, minimum=1)
+# /healthz/ready fails while a worker has fewer file descriptors than this left (or cannot open a socket).
+DOVECOTE_WORKER_MIN_FREE_FDS = env_int("DOVECOTE_WORKER_MIN_FREE_FDS", 32, minimum=1)
 # After a signing-secret rotation, the old secret keeps signing pushes (a second signature) this long.
 DOVECOTE_SECRET_OVERLAP_SECONDS = env_int("DOVECOTE_SECRET_OVERLAP_SECONDS", 24 * 3600, minimum=0,
                                           maximum=7 * 24 * 3600)

@@ -2,7 +2,8 @@
 
 The push-URL rules are here (which kind takes a URL) and in subscriptions/push_urls.py (which
 addresses a URL may reach); the delivery overrides follow the room's bounds (rooms/rules.py); a
-payload filter follows subscriptions/filters.py (`filter_problems`, which names each fault by its path).
+payload filter follows subscriptions/filters.py (`filter_problems`, which names each fault by its path);
+a push subscription's max_in_flight × timeout_ms is bounded (`in_flight_seconds_problem`).
 Each caller words the message for its own readers: the API names JSON fields, the console its labels.
 """
 
@@ -53,6 +54,22 @@ def check_push_url_of(kind: str, url: str, *, check_address: bool = True) -> Non
             check_push_url(url)
         except UnsafePushUrl as refused:
             raise PushUrlRefused(PushUrlProblem.UNSAFE, refused.reason) from None
+
+
+def in_flight_seconds_problem(kind: str, max_in_flight: int | None, timeout_ms: int | None) -> str:
+    """Say why a push subscription's POSTs could hold sockets too long (empty when they cannot).
+
+    max_in_flight POSTs, each up to timeout_ms, hold up to max_in_flight × timeout_ms of socket time:
+    at most DOVECOTE_MAX_IN_FLIGHT_SECONDS. Each field's own limits are checked by its field.
+    """
+    if kind != Subscription.Type.PUSH or max_in_flight is None or timeout_ms is None:
+        return ""
+    limit = settings.DOVECOTE_MAX_IN_FLIGHT_SECONDS
+    seconds = max_in_flight * timeout_ms / 1000
+    if seconds <= limit:
+        return ""
+    return (f"max_in_flight × timeout_ms is {max_in_flight} × {timeout_ms} ms = {seconds:g} in-flight seconds; "
+            f"at most {limit} (DOVECOTE_MAX_IN_FLIGHT_SECONDS): lower max_in_flight or timeout_ms")
 
 
 def name_taken(room: Room, name: str, *, excluding: int | None = None) -> bool:

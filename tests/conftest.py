@@ -66,8 +66,8 @@ def start_worker(django_db_setup, live_services, tmp_path: Path) -> Iterator[Cal
     """Start workers inside one test (to kill them, or to give them other settings)."""
     started: list[WorkerProcess] = []
 
-    def start(name: str = "worker", **env: str) -> WorkerProcess:
-        process = WorkerProcess(tmp_path, f"{name}-{len(started)}", env)
+    def start(name: str = "worker", nofile: int | None = None, **env: str) -> WorkerProcess:
+        process = WorkerProcess(tmp_path, f"{name}-{len(started)}", env, nofile=nofile)
         started.append(process)
         return process
 

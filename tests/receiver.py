@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import selectors
+import socket
 import threading
 import time
 from collections import defaultdict
@@ -118,3 +120,63 @@ class Receiver:
                 pass
 
         return Handler
+
+
+class SilentReceiver:
+    """A real TCP server on 127.0.0.1 that accepts connections, reads what comes, and never answers.
+
+    Counts the connections open now and the most open at once: each is a socket the client holds.
+    """
+
+    def __init__(self) -> None:
+        self.open = 0
+        self.most_open = 0
+        self.accepted = 0
+        self._selector = selectors.DefaultSelector()
+        self._listener = socket.create_server(("127.0.0.1", 0), backlog=1024)
+        self._listener.setblocking(False)
+        self._selector.register(self._listener, selectors.EVENT_READ)
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self._listener.getsockname()[1]}{path}"
+
+    def close(self) -> None:
+        self._stopped.set()
+        self._thread.join(timeout=5)
+        for key in list(self._selector.get_map().values()):
+            key.fileobj.close()  # type: ignore[union-attr]
+        self._selector.close()
+
+    def _serve(self) -> None:
+        while not self._stopped.is_set():
+            for key, _ in self._selector.select(timeout=0.1):
+                if key.fileobj is self._listener:
+                    self._accept()
+                else:
+                    self._read(key.fileobj)  # type: ignore[arg-type]
+
+    def _accept(self) -> None:
+        try:
+            connection, _ = self._listener.accept()
+        except BlockingIOError:
+            return
+        connection.setblocking(False)
+        self._selector.register(connection, selectors.EVENT_READ)
+        self.accepted += 1
+        self.open += 1
+        self.most_open = max(self.most_open, self.open)
+
+    def _read(self, connection: socket.socket) -> None:
+        try:
+            data = connection.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:  # the client closed it (its timeout)
+            self._selector.unregister(connection)
+            connection.close()
+            self.open -= 1

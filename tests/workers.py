@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ def test_database_url() -> str:
 class WorkerProcess:
     """A `celery worker -B` subprocess; its log is kept for the failure report."""
 
-    def __init__(self, log_dir: Path, name: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, log_dir: Path, name: str, env: dict[str, str] | None = None, nofile: int | None = None) -> None:
         self.log_path = log_dir / f"{name}.log"
         full_env = {
             **os.environ,
@@ -44,6 +45,8 @@ class WorkerProcess:
         self.log = open(self.log_path, "wb")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(command, cwd=ROOT, env=full_env, stdout=self.log,
                                         stderr=subprocess.STDOUT, start_new_session=True)
+        if nofile is not None:  # before it has imported Django: the push engine reads it when it starts
+            limit_open_files(self.process.pid, nofile)
         self._wait_until_ready()
 
     def _wait_until_ready(self, timeout: float = 30.0) -> None:
@@ -74,6 +77,23 @@ class WorkerProcess:
                 self.kill()
                 return
         self.log.close()
+
+
+def limit_open_files(pid: int, soft: int) -> None:
+    """Lower a process's soft open-file limit (RLIMIT_NOFILE), as a host with a low `ulimit -n` would."""
+    hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)[1]
+    resource.prlimit(pid, resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def open_files(pid: int) -> list[str]:
+    """What the process's file descriptors point at (`socket:[…]` for a socket), from /proc."""
+    found = []
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            found.append(os.readlink(fd))
+        except OSError:
+            continue  # closed meanwhile
+    return found
 
 
 def close_other_sessions() -> None:

@@ -32,6 +32,7 @@ from subscriptions.rules import (
     PushUrlProblem,
     PushUrlRefused,
     check_push_url_of,
+    in_flight_seconds_problem,
     name_taken,
     quota_problem,
 )
@@ -229,6 +230,9 @@ class SubscriptionSerializer(serializers.ModelSerializer):
             raise serializers.ValidationError({"type": ["cannot be changed; create a new subscription instead"]})
         self.check_push_url(merged(self, attrs, "type"), merged(self, attrs, "push_url"), "push_url" in attrs)
         check_delay_cap(merged(self, attrs, "delivery_delay_ms"), merged(self, attrs, "max_delivery_delay_ms"))
+        if problem := in_flight_seconds_problem(merged(self, attrs, "type"), merged(self, attrs, "max_in_flight"),
+                                                merged(self, attrs, "timeout_ms")):
+            raise serializers.ValidationError({"max_in_flight": [problem], "timeout_ms": [problem]})
         name = attrs.get("name")
         own = self.instance.pk if self.instance else None
         if name is not None and name_taken(self.room_object, name, excluding=own):

@@ -3,9 +3,10 @@
 The Celery task `deliver_push` hands a subscription to its process's engine and returns at
 once: a session costs an asyncio task and a broker consumer, not a worker thread, so a
 worker runs as many sessions as there are subscriptions with work, and a slow receiver holds
-only its own session's POSTs. Every second the engine renews the claims of all its sessions
-and rereads their subscriptions in one round trip (claims.py), and tells idle sessions whether
-a retry is due soon. `stop` (the worker's shutdown) lets every session finish its POSTs.
+only its own session's POSTs: each POST holds a slot of the engine's socket budget (budget.py),
+which no room and no subscription may take all of. Every second the engine renews the claims
+of all its sessions and rereads their subscriptions in one round trip (claims.py), and tells
+idle sessions whether a retry is due soon. `stop` (the worker's shutdown) lets every session finish its POSTs.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from django.conf import settings
 from delivery.broker.shared import shared_broker
 from delivery.push import claims
 from delivery.push.bookkeeper import Bookkeeper
+from delivery.push.budget import SocketBudget
 from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
 from delivery.push.session import PushSession
@@ -47,7 +49,8 @@ class PushEngine:
         self.broker = shared_broker()
         self.bookkeeper = Bookkeeper(self.broker)
         self.ledger = Ledger.for_this_database()  # None on SQLite: the bookkeeper does all the database work
-        self.transport = PushTransport()
+        self.budget = SocketBudget.from_settings()  # sockets and POSTs in flight, shared fairly (budget.py)
+        self.transport = PushTransport(max_sockets=self.budget.total)
         self.rate = RateLimiter()
         self.session_budget_s = float(settings.DOVECOTE_PUSH_SESSION_SECONDS)
         self.session_idle_s = float(settings.DOVECOTE_PUSH_SESSION_IDLE_SECONDS)

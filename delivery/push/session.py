@@ -2,7 +2,8 @@
 
 A session lives on its worker's event loop (engine.py). Its consumer listens on the
 subscription's destination with a prefetch of `max_in_flight`; frames land in an inbox, and
-whenever POSTs are below `max_in_flight` the session takes what the inbox holds, has the
+whenever POSTs are below `max_in_flight` the session takes what the inbox holds, as far as the
+engine's socket budget gives it slots (budget.py: one per POST, fair between rooms), has the
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
 recorded by the bookkeeper, which acks the frame; only then does its slot free up. A slot frees
 whatever happens to its frame (try/finally), and the transport returns every failure as a value.
@@ -45,6 +46,7 @@ from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import breaker, claims
 from delivery.push.bookkeeper import Bookkeeper
+from delivery.push.budget import SocketBudget
 from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
 from delivery.transports import PushRequest, PushResult, PushTransport
@@ -69,6 +71,7 @@ class Engine(Protocol):
     bookkeeper: Bookkeeper
     ledger: Ledger | None  # PostgreSQL's fast path for fresh claims and successes; None elsewhere
     transport: PushTransport
+    budget: SocketBudget  # a slot per POST in flight, shared by every session of the engine
     rate: RateLimiter
     session_budget_s: float
     session_idle_s: float
@@ -121,6 +124,8 @@ class PushSession:
         """Take no more frames: finish the POSTs under way, then end."""
         self.accepting = False
         self.hand_over = (self.hand_over or hand_over) and not self.gone  # after a 410, only a resume restarts it
+        if self.subscription is not None:
+            self._slots(0)  # wait for no slot of the socket budget: the other sessions get them
         self._wakeup.set()
 
     def is_idle(self) -> bool:
@@ -146,6 +151,7 @@ class PushSession:
         try:
             await self._loop(consumer)
         finally:
+            engine.budget.forget(self.subscription.room_id, self.subscription_id)
             consumer.close()
             await self._write_failures()  # the last count (after any write under way)
             await engine.bookkeeper.call(claims.release, self.subscription_id, engine.token, hand_over=self.hand_over)
@@ -186,11 +192,24 @@ class PushSession:
         subscription = self.subscription
         assert subscription is not None
         if (until := subscription.throttled_until) is not None and until > timezone.now():
+            self._slots(0)
             return False  # the receiver asked the whole subscription to slow down (429/503 with Retry-After)
-        frames = [self.inbox.popleft() for _ in range(min(self._width() - self.in_flight, len(self.inbox)))]
+        slots = self._slots(min(self._width() - self.in_flight, len(self.inbox)))
+        if not slots:
+            return False  # the engine's socket budget wakes the session when a slot is given to it
+        frames = [self.inbox.popleft() for _ in range(slots)]
         self.in_flight += len(frames)
         self._spawn(self._attempt(consumer, frames))
         return True
+
+    def _slots(self, wants: int) -> int:
+        """Take up to `wants` slots of the engine's socket budget, one per POST to start; return how many."""
+        assert self.subscription is not None
+        return self.engine.budget.take(self.subscription.room_id, self.subscription_id, wants, self._wakeup.set)
+
+    def _release_slots(self, count: int) -> None:
+        assert self.subscription is not None
+        self.engine.budget.release(self.subscription.room_id, self.subscription_id, count)
 
     async def _token(self) -> None:
         """Wait for a token of max_per_second (none needed without a limit), just before a POST.
@@ -351,8 +370,16 @@ class PushSession:
                           len(frames))
             self.stop(hand_over=True)
         finally:
+            self._release_slots(len(frames) - len(started))
             self._settled(len(frames) - len(started))
-        await asyncio.gather(*(self._post(attempt) for attempt in started))
+        await asyncio.gather(*(self._post_in_slot(attempt) for attempt in started))
+
+    async def _post_in_slot(self, attempt: Attempt) -> None:
+        """POST an attempt, then give its slot of the socket budget back, whatever happened (withdrawn included)."""
+        try:
+            await self._post(attempt)
+        finally:
+            self._release_slots(1)
 
     async def _judge(self, arrivals: list[Arrival]) -> list[Attempt | None]:
         """The attempts the frames start: fresh ones claimed by the ledger, the rest judged by the bookkeeper."""

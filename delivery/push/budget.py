@@ -1,0 +1,152 @@
+"""The sockets and POSTs in flight of one worker's push engine: a budget shared fairly by rooms and subscriptions.
+
+Every POST holds a socket, and a worker process has a fixed number of file descriptors
+(RLIMIT_NOFILE) for everything it does: its database and broker connections, beat's tasks, the
+pushes of every room. So the engine hands out slots, one per POST, from one budget:
+1. the budget is DOVECOTE_PUSH_SOCKETS, or half the soft RLIMIT_NOFILE when that is lower;
+2. one room holds at most DOVECOTE_PUSH_SOCKETS_PER_ROOM_PERCENT of it and one subscription at
+   most DOVECOTE_PUSH_SOCKETS_PER_SUBSCRIPTION_PERCENT (at least one slot each): a POST that never
+   ends holds its slot until its timeout, so only a cap keeps slots free for the other rooms;
+3. a session asks for as many slots as it has frames to POST (`take`) and gets what is free within
+   its caps, unless other sessions are already waiting: then it queues behind them;
+4. a slot given back goes to the waiting sessions round-robin, by room, then by subscription in
+   that room, and wakes the session it was given to (its frames wait in its inbox, unjudged);
+5. idle keep-alive connections count against the same budget: the transport closes the oldest
+   of them before it opens a socket past the budget (delivery/http1.py, `max_open`).
+"""
+
+from __future__ import annotations
+
+import resource
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.conf import settings
+
+Wake = Callable[[], None]
+
+
+def socket_budget_size(configured: int, nofile: int | None = None) -> int:
+    """The sockets the engine may hold: `configured`, or half the soft open-file limit when that is lower."""
+    if nofile is None:
+        nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if nofile == resource.RLIM_INFINITY:
+        return configured
+    return max(1, min(configured, nofile // 2))
+
+
+def share(total: int, percent: int) -> int:
+    """`percent` of `total` slots, at least one."""
+    return max(1, total * percent // 100)
+
+
+@dataclass
+class _Waiter:
+    wants: int
+    wake: Wake
+
+
+@dataclass
+class SocketBudget:
+    """Slots for POSTs in flight: `total` in all, at most `per_room` to a room and `per_subscription` to one."""
+
+    total: int
+    per_room: int
+    per_subscription: int
+    in_use: int = 0
+    _rooms: Counter[int] = field(default_factory=Counter)
+    _subscriptions: Counter[int] = field(default_factory=Counter)
+    _granted: Counter[int] = field(default_factory=Counter)  # given to a waiting session, not yet taken
+    _waiting: dict[int, dict[int, _Waiter]] = field(default_factory=dict)  # room -> subscription -> waiter
+
+    @classmethod
+    def from_settings(cls) -> SocketBudget:
+        total = socket_budget_size(settings.DOVECOTE_PUSH_SOCKETS)
+        return cls(total, share(total, settings.DOVECOTE_PUSH_SOCKETS_PER_ROOM_PERCENT),
+                   share(total, settings.DOVECOTE_PUSH_SOCKETS_PER_SUBSCRIPTION_PERCENT))
+
+    def take(self, room_id: int, subscription_id: int, wants: int, wake: Wake) -> int:
+        """Take up to `wants` slots for the subscription; return how many. Short: `wake` is called when one is given.
+
+        `wants` 0 says the session takes nothing now: it stops waiting and gives back what it was given.
+        """
+        granted = self._granted.pop(subscription_id, 0)
+        taken = min(wants, granted)
+        if taken < wants and not self._others_wait(subscription_id):
+            more = min(wants - taken, self._room_for(room_id, subscription_id))
+            self._hold(room_id, subscription_id, more)
+            taken += more
+        if taken < wants:
+            self._waiting.setdefault(room_id, {})[subscription_id] = _Waiter(wants - taken, wake)
+        else:
+            self._stop_waiting(room_id, subscription_id)
+        self.release(room_id, subscription_id, granted - min(wants, granted))
+        return taken
+
+    def release(self, room_id: int, subscription_id: int, count: int = 1) -> None:
+        """Give back `count` slots (POSTs that ended, or frames that started none) and serve the waiting sessions."""
+        if count <= 0:
+            return
+        self._hold(room_id, subscription_id, -count)
+        self._serve()
+
+    def forget(self, room_id: int, subscription_id: int) -> None:
+        """The subscription's session ended: it waits no more, and slots given to it go to the others."""
+        self._stop_waiting(room_id, subscription_id)
+        self.release(room_id, subscription_id, self._granted.pop(subscription_id, 0))
+
+    def waiting(self) -> int:
+        """How many sessions wait for a slot."""
+        return sum(len(subscriptions) for subscriptions in self._waiting.values())
+
+    # -- inside ------------------------------------------------------------------------------------
+
+    def _room_for(self, room_id: int, subscription_id: int) -> int:
+        """Slots free for this subscription within the budget and its caps."""
+        return max(0, min(self.total - self.in_use, self.per_room - self._rooms[room_id],
+                          self.per_subscription - self._subscriptions[subscription_id]))
+
+    def _hold(self, room_id: int, subscription_id: int, count: int) -> None:
+        self.in_use += count
+        for holders, key in ((self._rooms, room_id), (self._subscriptions, subscription_id)):
+            holders[key] += count
+            if holders[key] <= 0:
+                del holders[key]
+
+    def _others_wait(self, subscription_id: int) -> bool:
+        """Say whether a session other than this one waits for a slot it could be given now."""
+        return any(self._room_for(room, subscription) > 0
+                   for room, subscriptions in self._waiting.items() for subscription in subscriptions
+                   if subscription != subscription_id)
+
+    def _stop_waiting(self, room_id: int, subscription_id: int) -> None:
+        subscriptions = self._waiting.get(room_id)
+        if subscriptions is not None and subscriptions.pop(subscription_id, None) is not None and not subscriptions:
+            del self._waiting[room_id]
+
+    def _serve(self) -> None:
+        """Give free slots to the waiting sessions, one at a time, round-robin by room then subscription."""
+        woken: list[Wake] = []
+        served = True
+        while served and self.in_use < self.total:
+            served = False
+            for room_id in list(self._waiting):
+                subscription_id = next((s for s in self._waiting[room_id] if self._room_for(room_id, s) > 0), None)
+                if subscription_id is None:
+                    continue
+                waiter = self._waiting[room_id].pop(subscription_id)
+                self._hold(room_id, subscription_id, 1)
+                self._granted[subscription_id] += 1
+                waiter.wants -= 1
+                if waiter.wants > 0:
+                    self._waiting[room_id][subscription_id] = waiter  # to the back of its room's line
+                elif not self._waiting[room_id]:
+                    del self._waiting[room_id]
+                if room_id in self._waiting:
+                    self._waiting[room_id] = self._waiting.pop(room_id)  # the room to the back of the line
+                woken.append(waiter.wake)
+                served = True
+                break
+        for wake in woken:
+            wake()
