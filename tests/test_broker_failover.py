@@ -133,3 +133,84 @@ def wait_until(condition, timeout: float, what: str, arrivals: list, confirmed: 
         assert time.monotonic() < deadline, (f"{what} never happened: {len(confirmed)} confirmed, "
                                              f"{len(arrivals)} arrived\n{pair.logs() if pair else ''}")
         time.sleep(0.05)
+
+
+MESSAGES, KILL_AT = 240, 100
+RETRY_DELAY_MS = 2000
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("live_services")
+def test_the_whole_stack_fails_over_to_the_backup_under_publish_push_and_retry_traffic(
+    pair: ArtemisPair, client, receiver, start_worker, settings, request,
+) -> None:
+    """Publishes through the API (its relay), pushes from a real worker, every third message failing once.
+
+    The primary dies a third of the way in: every 202 must end delivered through the backup, each retry
+    POSTed at its due time (or, if it fell due during the takeover, right after it).
+    """
+    import json
+    from datetime import timedelta
+
+    from delivery.broker import shared
+    from delivery.models import Delivery, DeliveryAttempt
+    from rooms.models import ApiKey
+    from tests.factories import make_event_type, make_room, make_subscription
+    from tests.receiver import Reply
+
+    settings.STOMP_URL = pair.url  # this process's relay follows the pair too (shared_broker reconnects)
+    request.addfinalizer(shared.close_shared_broker)  # before the pair goes: the next test connects anew
+    room = make_room(delivery_delay_ms=RETRY_DELAY_MS, delivery_delay_multiplier=1.0, delivery_attempts=20)
+    make_event_type(room)
+    key = ApiKey.issue("shop", rooms=[room])[1]
+
+    def fail_every_third_once(n: int) -> Reply:
+        request = receiver.requests("/hook")[n - 1]
+        order = json.loads(request.body)["data"]["n"]
+        return Reply(500 if order % 3 == 0 and request.headers.get("X-Delivery-Attempt") == "1" else 204)
+
+    subscription = make_subscription(room, push_url=receiver.script("/hook", fail_every_third_once))
+    worker = start_worker(STOMP_URL=pair.url)
+    accepted: list[str] = []
+    killed_at = killed_wall = 0.0
+    for n in range(MESSAGES):
+        if n == KILL_AT:
+            killed_at = time.monotonic()
+            killed_wall = time.time()
+            pair.kill(pair.primary)
+        response = client.post(f"/api/v1/rooms/{room.pk}/messages/",
+                               json.dumps({"event_type": "order.created", "event_version": "1", "payload": {"n": n}}),
+                               content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}")
+        assert response.status_code == 202, response.content
+        accepted.append(response.json()["message_id"])
+        time.sleep(0.02)
+
+    deadline = time.monotonic() + 180
+    statuses: Counter = Counter()
+    while time.monotonic() < deadline:
+        statuses = Counter(Delivery.objects.filter(subscription=subscription).values_list("status", flat=True))
+        if statuses == {"delivered": MESSAGES}:
+            break
+        time.sleep(0.5)
+    assert statuses == {"delivered": MESSAGES}, f"{statuses}\n{worker.tail()}\n{pair.logs()}"
+
+    requests = receiver.requests("/hook")
+    received = Counter(request.headers["webhook-id"] for request in requests)
+    assert set(received) == set(accepted)  # everything accepted arrived
+    duplicates = sum(count - 1 for count in received.values())
+    takeover = min(request.at for request in requests if request.at > killed_at) - killed_at
+    # Retries: attempt 2 started its delay after attempt 1 ended, or right after the takeover.
+    first_after = killed_wall + takeover
+    late, early = {}, {}
+    for delivery in Delivery.objects.filter(subscription=subscription, attempts__gt=1):
+        one, two = (DeliveryAttempt.objects.filter(delivery=delivery, attempt=k).order_by("started_at").first()
+                    for k in (1, 2))
+        due = one.started_at + timedelta(milliseconds=one.duration_ms + RETRY_DELAY_MS)
+        slack = (two.started_at.timestamp() - max(due.timestamp(), first_after))
+        if slack > SCHEDULED_TOLERANCE_S:
+            late[delivery.pk] = round(slack, 2)
+        if two.started_at < due - timedelta(milliseconds=500):
+            early[delivery.pk] = round((due - two.started_at).total_seconds(), 2)
+    print(f"\nfailover under traffic: {MESSAGES} accepted, all delivered, {duplicates} duplicate POSTs; "
+          f"kill to first POST through the backup {takeover:.2f} s; {len(late)} retries late, {len(early)} early")
+    assert not late and not early, f"retries off their time: late {late}, early {early}\n{worker.tail()}"
