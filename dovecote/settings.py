@@ -8,6 +8,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
+from dovecote import checkout
 from dovecote.env import (
     ConfigError,
     checked_secret_key,
@@ -24,6 +25,8 @@ from dovecote.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# In a checkout, the services `make services` started and plain HTTP, unless the environment says otherwise.
+checkout.load()
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # Production is the default (docs/security.md): with DEBUG off Dovecote is served over HTTPS, its
