@@ -337,6 +337,8 @@ if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
 LOG_FORMAT = env_str("DOVECOTE_LOG_FORMAT", "keyvalue").lower()
 if LOG_FORMAT not in {"keyvalue", "json"}:
     raise ConfigError(f"DOVECOTE_LOG_FORMAT={LOG_FORMAT!r} must be keyvalue or json")
+# dovecote.logformat.configure: this LOGGING, and Python's warnings logged (py.warnings) in the same format.
+LOGGING_CONFIG = "dovecote.logformat.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -354,5 +356,7 @@ LOGGING = {
         # delivery.broker reports connection losses and reconnects itself; stomp.py's own
         # tracebacks for the same events would only repeat them.
         "stomp.py": {"level": "CRITICAL"},
+        # Python's warnings (a deprecation, Celery's warning about running as root) as records, to the root's handler.
+        "py.warnings": {"level": "WARNING", "handlers": [], "propagate": True},
     },
 }
