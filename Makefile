@@ -7,36 +7,38 @@ VENV        := .venv
 PY          := $(VENV)/bin/python
 STAMP       := $(VENV)/.installed
 NODE_STAMP  := node_modules/.package-lock.json
-SERVICES_ENV := var/services.env
 PYTEST_ARGS ?=
 # Every target serves plain HTTP on this machine, so production's HTTPS-only settings are relaxed
-# (docs/security.md); a caller's own DOVECOTE_HTTPS wins.
+# (docs/security.md#local-runs); a caller's own DOVECOTE_HTTPS wins.
 export DOVECOTE_HTTPS ?= false
 
-# Export var/services.env, keeping any variable the caller already set (the caller wins).
-LOAD_SERVICES_ENV = if [[ -f $(SERVICES_ENV) ]]; then \
-	  while IFS='=' read -r key value; do \
-	    [[ $$key =~ ^[A-Za-z_][A-Za-z0-9_]*$$ ]] || continue; \
-	    [[ -n $${!key+set} ]] || export "$$key=$$value"; \
-	  done < $(SERVICES_ENV); \
-	fi
+# Export what a checkout adds to the environment (var/services.env, the caller's variables winning):
+# the one loader, dovecote/checkout.py, which every Django process (manage.py, web, worker, beat) also
+# runs itself; targets whose shell or harness reads the variables before Django starts use this.
+LOAD_SERVICES_ENV = eval "$$($(PY) -m dovecote.checkout)"
 
-.PHONY: help demo demo-reset api-key venv assets services test screenshots run release migrate lint bench client
+.PHONY: help demo demo-reset api-key superuser venv assets services test screenshots run release migrate report \
+	lint bench client
 
 # help: list the targets.
 help:
 	@echo "make demo      run everything in one process with demo data (no services needed)"
 	@echo "make demo-reset  the same, from a fresh state (database and login)"
 	@echo "make api-key   print a new admin API key for the Dovecote running here (demo or run)"
+	@echo "make superuser create a Django superuser for make run's web UI and /admin/ (DJANGO_SUPERUSER_* set: no questions)"
 	@echo "make venv      create .venv (Python >= 3.12) and install requirements.txt and requirements-dev.txt"
+	@echo "make assets    install the web UI's npm packages (htmx) into node_modules; make venv does it"
 	@echo "make services  start PostgreSQL, Redis and Apache Artemis (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
 	@echo "make screenshots  regenerate docs/screenshots/*.png (the web UI at 1280x800) from the browser tests"
 	@echo "make run       migrate and collect the static files, then web, worker and beat from the Procfile (Ctrl-C stops all)"
+	@echo "make release   what runs before make run's processes: migrations and collectstatic"
 	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
 	@echo "make report    migrate, then run the Spark report jobs (REPORT_ARGS=\"--full\" etc.)"
 	@echo "make lint      ruff, the import contracts (lint-imports) and the type checker (mypy); make test runs it"
 	@echo "make client    regenerate clients/openapi.yaml and the Python client generated from it"
+	@echo "make bench     the benchmark table against the real services (QUICK=1, PROFILE=1, BENCH_ARGS=...)"
+	@echo "make help      this list"
 
 # demo: everything in one process (SQLite, in-memory broker, in-process worker and beat), no services;
 # PORT (default 8000) is its port. It binds the port before touching its saved state (var/), so a
@@ -58,8 +60,14 @@ api-key: venv
 	@if $(DEMO_ENV) $(PY) manage.py demo --running; then \
 	  $(DEMO_ENV) $(PY) manage.py create_api_key --name "$(NAME)" --admin | tail -1; \
 	else \
-	  $(LOAD_SERVICES_ENV); $(PY) manage.py create_api_key --name "$(NAME)" --admin | tail -1; \
+	  $(PY) manage.py create_api_key --name "$(NAME)" --admin | tail -1; \
 	fi
+
+# superuser: a Django superuser (staff, every permission) in make run's database, for the web UI and
+# /admin/; it asks for the name and password, or, with DJANGO_SUPERUSER_USERNAME, DJANGO_SUPERUSER_EMAIL
+# and DJANGO_SUPERUSER_PASSWORD set, asks nothing (Django's createsuperuser --no-input).
+superuser: venv
+	@$(PY) manage.py createsuperuser $(if $(DJANGO_SUPERUSER_PASSWORD),--no-input)
 
 # venv: the virtualenv with what Dovecote runs (requirements.txt) and the test tools
 # (requirements-dev.txt), rebuilt when either changes (a warm run does nothing), and the web UI's
@@ -116,14 +124,14 @@ screenshots: venv services
 # release: what runs once before the processes start: migrations, and the static files collected
 # (hashed and gzipped) into staticfiles/ for WhiteNoise to serve.
 release: venv
-	@$(LOAD_SERVICES_ENV); $(PY) manage.py migrate --no-input && $(PY) manage.py collectstatic --no-input --verbosity 0
+	@$(PY) manage.py migrate --no-input && $(PY) manage.py collectstatic --no-input --verbosity 0
 
 # migrate: apply migrations (the same as release, for use on its own).
 migrate: release
 
 # run: the full stack in the foreground; Ctrl-C or SIGTERM stops every process.
 run: release
-	@$(LOAD_SERVICES_ENV); mkdir -p var; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	@mkdir -p var; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	exec $(VENV)/bin/honcho start -f Procfile --port "$${PORT:-8000}"
 
 # report: the Spark report jobs against DATABASE_URL (or var/services.env); the hours changed since
@@ -131,7 +139,7 @@ run: release
 REPORT_ARGS ?=
 report: release
 	@scripts/test-tools.sh
-	@$(LOAD_SERVICES_ENV); export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
+	@export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
 	$(PY) manage.py run_reports $(REPORT_ARGS)
 
 # client: the OpenAPI schema (clients/openapi.yaml) and the Python client generated from it by the pinned

@@ -85,8 +85,8 @@ def env_url(name: str, default: str, *, schemes: tuple[str, ...]) -> str:
     return raw
 
 
-PRODUCTION_HINT = ("(production: DJANGO_DEBUG off and DOVECOTE_HTTPS on; DOVECOTE_HTTPS=false for a plain-HTTP "
-                   "local run)")
+PRODUCTION_HINT = ("(production: DJANGO_DEBUG off and DOVECOTE_HTTPS on, outside a checkout: no var/services.env; "
+                   "`make services` writes it, or DOVECOTE_HTTPS=false for a plain-HTTP local run)")
 MIN_SECRET_KEY_CHARS = 32
 
 

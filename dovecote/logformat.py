@@ -5,13 +5,19 @@ payload's field), so each is escaped. A key=value record is always one line star
 and a traceback's lines start with `  | `; a JSON record is exactly one line, its traceback a field.
 No value can forge a line of its own, hide text with a carriage return, or move the terminal's cursor.
 When a trace is being recorded (dovecote/tracing.py), its trace and span ids are fields too.
+
+Every line a process writes is such a record: Python's warnings are logged (`configure`, Django's
+LOGGING_CONFIG), gunicorn's own and access logs use these formatters (dovecote/gunicorn_conf.py),
+and Celery's notices go through them too (dovecote/celery.py; its banners are off in json mode, bin/).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import logging.config
 import re
+from typing import Any
 
 from opentelemetry import trace
 
@@ -46,6 +52,20 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info:
             fields["exc"] = self.formatException(record.exc_info)
         return json.dumps(fields, ensure_ascii=True, default=str)
+
+
+FORMATTERS: dict[str, type[logging.Formatter]] = {"keyvalue": KeyValueFormatter, "json": JsonFormatter}
+
+
+def formatter_named(name: str) -> logging.Formatter:
+    """The formatter DOVECOTE_LOG_FORMAT names (settings refuse any other name; key=value meanwhile)."""
+    return FORMATTERS.get(name.strip().lower(), KeyValueFormatter)()
+
+
+def configure(config: dict[str, Any]) -> None:
+    """Apply Django's LOGGING (its LOGGING_CONFIG), and send Python's warnings through it as records."""
+    logging.config.dictConfig(config)
+    logging.captureWarnings(True)
 
 
 def context(record: logging.LogRecord) -> dict[str, object]:

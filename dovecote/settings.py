@@ -8,6 +8,7 @@ import dj_database_url
 from celery.schedules import crontab
 from django.utils.csp import CSP
 
+from dovecote import checkout
 from dovecote.env import (
     ConfigError,
     checked_secret_key,
@@ -25,6 +26,8 @@ from dovecote.env import (
 )
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# In a checkout, the services `make services` started and plain HTTP, unless the environment says otherwise.
+checkout.load()
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 # Production is the default (docs/security.md): with DEBUG off Dovecote is served over HTTPS, its
@@ -348,6 +351,8 @@ if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
 LOG_FORMAT = env_str("DOVECOTE_LOG_FORMAT", "keyvalue").lower()
 if LOG_FORMAT not in {"keyvalue", "json"}:
     raise ConfigError(f"DOVECOTE_LOG_FORMAT={LOG_FORMAT!r} must be keyvalue or json")
+# dovecote.logformat.configure: this LOGGING, and Python's warnings logged (py.warnings) in the same format.
+LOGGING_CONFIG = "dovecote.logformat.configure"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -365,5 +370,7 @@ LOGGING = {
         # delivery.broker reports connection losses and reconnects itself; stomp.py's own
         # tracebacks for the same events would only repeat them.
         "stomp.py": {"level": "CRITICAL"},
+        # Python's warnings (a deprecation, Celery's warning about running as root) as records, to the root's handler.
+        "py.warnings": {"level": "WARNING", "handlers": [], "propagate": True},
     },
 }

@@ -11,7 +11,7 @@ mkdir -p "$dest/python"
 export PATH="$PWD/.venv/bin:$PATH"   # openapi-python-client's post hooks run ruff from PATH
 
 # The schema needs no database or broker: embedded defaults are enough.
-env -u DATABASE_URL DJANGO_SETTINGS_MODULE=dovecote.settings STOMP_URL=memory:// CELERY_BROKER_URL=memory:// \
+env -u DATABASE_URL DOVECOTE_ENV_FILE= DOVECOTE_HTTPS=false DJANGO_SETTINGS_MODULE=dovecote.settings STOMP_URL=memory:// CELERY_BROKER_URL=memory:// \
   python manage.py spectacular --validate --fail-on-warn --file "$dest/openapi.yaml"
 openapi-python-client generate --path "$dest/openapi.yaml" --meta none --overwrite --fail-on-warning \
   --config clients/python/openapi-python-client.yaml --output-path "$dest/python/dovecote_api" >/dev/null

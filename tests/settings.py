@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import os
 
+from dovecote import checkout
 from tests.services import DEFAULT_REDIS_URL, DEFAULT_STOMP_URL
 
+checkout.load()  # a checkout's services (var/services.env) first, as every process of it reads them
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/dovecote")
 if not os.environ.get("STOMP_URL", "").startswith("stomp"):
     os.environ["STOMP_URL"] = DEFAULT_STOMP_URL
@@ -18,7 +20,7 @@ os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
 # The test client and live servers speak plain HTTP (tests/test_production_settings.py checks the defaults).
 os.environ.setdefault("DOVECOTE_HTTPS", "false")
 
-from dovecote.settings import *  # noqa: F403
+from dovecote.settings import *  # noqa: E402, F403 - after the environment is set up above
 
 # Parallel runs on one machine (several developers' sessions) each set TEST_RUN_NAME, so they get
 # their own test database; give each its own TEST_REDIS_URL database too.

@@ -39,7 +39,8 @@ def test_a_url_with_the_wrong_scheme_is_refused(monkeypatch: pytest.MonkeyPatch)
 )
 def test_settings_fail_loudly_on_a_bad_value(variable: str, value: str, message: str) -> None:
     code = "import django; django.setup()"
-    env = {"DJANGO_SETTINGS_MODULE": "dovecote.settings", "DOVECOTE_HTTPS": "false", variable: value, "PATH": ""}
+    env = {"DJANGO_SETTINGS_MODULE": "dovecote.settings", "DOVECOTE_HTTPS": "false", "DOVECOTE_ENV_FILE": "",
+           variable: value, "PATH": ""}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert message in result.stderr

@@ -1,4 +1,8 @@
-"""With DEBUG off, Dovecote's settings are production-safe unless DOVECOTE_HTTPS=false says the run is local."""
+"""With DEBUG off, Dovecote's settings are production-safe unless the run is local: in a checkout (its services
+file, var/services.env, or the one DOVECOTE_ENV_FILE names) or with DOVECOTE_HTTPS=false.
+
+Each check runs manage.py or Django in a process of its own whose environment names no services file
+(DOVECOTE_ENV_FILE empty) unless the test gives one, so it sees production as a deployment would."""
 
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ KEYS = {"DJANGO_SECRET_KEY": "s" * 20 + "-a-random-enough-key-" + "t" * 20,
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
     """Run manage.py with only `env` (no DEBUG, no DOVECOTE_HTTPS unless given), on a scratch SQLite file."""
     base = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "dovecote.settings", "STOMP_URL": "memory://",
-            "DOVECOTE_SQLITE_PATH": str(SCRATCH / "check.sqlite3")}
+            "DOVECOTE_SQLITE_PATH": str(SCRATCH / "check.sqlite3"), "DOVECOTE_ENV_FILE": ""}
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env={**base, **env},
                           capture_output=True, text=True, timeout=120, check=False)
 
@@ -33,7 +37,7 @@ def test_the_deploy_check_finds_nothing_to_warn_about_by_default() -> None:
 
 def settings_value(expression: str, **env: str) -> str:
     code = f"import django; django.setup(); from django.conf import settings; print({expression})"
-    base = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "dovecote.settings"}
+    base = {"PATH": "/usr/bin:/bin", "DJANGO_SETTINGS_MODULE": "dovecote.settings", "DOVECOTE_ENV_FILE": ""}
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**base, **env}, capture_output=True,
                             text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
@@ -84,3 +88,37 @@ def test_a_bad_operations_setting_stops_the_process_naming_it(env: dict[str, str
     result = manage("check", DOVECOTE_HTTPS="false", **env)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def services_file(tmp_path: Path, **variables: str) -> str:
+    path = tmp_path / "services.env"
+    path.write_text("# written by make services\n" + "".join(f"{k}={v}\n" for k, v in variables.items()))
+    return str(path)
+
+
+def test_a_checkout_runs_on_its_services_file_over_plain_http(tmp_path: Path) -> None:
+    env_file = services_file(tmp_path, DATABASE_URL="postgres://me:pw@db.local:5433/mine", STOMP_URL="memory://")
+    shown = settings_value("settings.DATABASES['default']['HOST'], settings.DATABASES['default']['NAME'], "
+                           "settings.SECURE_SSL_REDIRECT, settings.SESSION_COOKIE_SECURE", DOVECOTE_ENV_FILE=env_file)
+    assert shown == "db.local mine False False"
+
+
+def test_in_a_checkout_the_callers_environment_wins(tmp_path: Path) -> None:
+    env_file = services_file(tmp_path, DATABASE_URL="postgres://me:pw@db.local:5433/mine")
+    shown = settings_value("settings.DATABASES['default']['NAME']", DOVECOTE_ENV_FILE=env_file,
+                           DATABASE_URL="postgres://you:pw@elsewhere:5432/yours")
+    assert shown == "yours"
+    result = manage("check", DOVECOTE_ENV_FILE=env_file, DOVECOTE_HTTPS="true")
+    assert result.returncode != 0 and "DJANGO_SECRET_KEY must be set in production" in result.stderr
+
+
+def test_without_a_services_file_a_run_is_production(tmp_path: Path) -> None:
+    result = manage("check", DOVECOTE_ENV_FILE=str(tmp_path / "absent.env"))
+    assert result.returncode != 0 and "DJANGO_SECRET_KEY must be set in production" in result.stderr
+    assert "var/services.env" in result.stderr  # the message says what makes a run local
+
+
+def test_the_secrets_key_is_made_without_the_keys_production_requires() -> None:
+    result = manage("generate_secrets_key")
+    assert result.returncode == 0, result.stderr
+    Fernet(result.stdout.strip())  # a valid key

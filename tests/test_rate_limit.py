@@ -109,7 +109,7 @@ def test_a_bad_rate_is_refused_naming_the_variable(monkeypatch: pytest.MonkeyPat
 def test_a_bad_rate_stops_the_process() -> None:
     code = "import django; django.setup()"
     env = {"DJANGO_SETTINGS_MODULE": "dovecote.settings", "DOVECOTE_HTTPS": "false", "DOVECOTE_API_RATE": "fast",
-           "PATH": ""}
+           "DOVECOTE_ENV_FILE": "", "PATH": ""}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
     assert result.returncode != 0 and "DOVECOTE_API_RATE='fast' is not a rate" in result.stderr
 
@@ -125,6 +125,8 @@ def test_a_bad_rate_stops_the_process() -> None:
 )
 def test_the_cache_is_redis_whenever_one_is_configured(env: dict[str, str], backend: str) -> None:
     code = "from django.conf import settings; print(settings.CACHES['default']['BACKEND'])"
-    full_env = {"DJANGO_SETTINGS_MODULE": "dovecote.settings", "DOVECOTE_HTTPS": "false", "PATH": "", **env}
+    # No services file (a checkout's names a Redis): only `env` configures the cache.
+    full_env = {"DJANGO_SETTINGS_MODULE": "dovecote.settings", "DOVECOTE_HTTPS": "false", "DOVECOTE_ENV_FILE": "",
+                "PATH": "", **env}
     result = subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True, text=True, check=False)
     assert result.stdout.strip() == f"django.core.cache.backends.{backend}", result.stderr

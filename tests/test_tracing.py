@@ -98,6 +98,11 @@ def test_a_message_is_one_trace_from_publish_to_each_attempt_and_its_settlement(
         assert attempt.attributes["dovecote.correlation_id"] == "order-7"
     settles = [s for s in finished if s.name == "settle"]
     assert sorted(s.parent.span_id for s in settles) == sorted(a.context.span_id for a in attempts)
+    for settle in settles:  # the ids docs/operations.md promises on every span
+        assert settle.attributes["dovecote.correlation_id"] == "order-7"
+        assert settle.attributes["dovecote.message_id"] == message_id
+        assert settle.attributes["dovecote.subscription_id"] == subscription.pk
+    assert sorted(s.attributes["dovecote.attempt"] for s in settles) == [1, 2]
     received = [r.headers["traceparent"] for r in receiver.requests("/flaky")]
     assert received == [f"00-{PUBLISHER_TRACE}-{a.context.span_id:016x}-01" for a in attempts]
     assert Message.objects.get(pk=message_id).traceparent == \

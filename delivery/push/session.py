@@ -445,7 +445,7 @@ class PushSession:
         if span is not None:
             end_attempt_span(span, result)
         metrics.record_push_attempt(message.room_id, result.outcome, result.status_code, result.duration_ms / 1000)
-        settling = settle_span(span, result) if span is not None else None
+        settling = settle_span(span, attempt, result) if span is not None else None
         try:
             # An ordered delivery's success releases the next of its key in the same transaction
             # (delivery/sequencing.py): the bookkeeper's path, not the ledger's one statement.
@@ -493,15 +493,18 @@ def trace_attempt(attempt: Attempt) -> tuple[Span | None, str]:
     return span, tracing.traceparent_of(span)  # the receiver continues from this attempt
 
 
+def attempt_attributes(attempt: Attempt) -> dict[str, str | int]:
+    """The ids every span of a push attempt carries (docs/operations.md#tracing)."""
+    message = attempt.delivery.message
+    return {"dovecote.correlation_id": message.correlation_id, "dovecote.message_id": str(message.id),
+            "dovecote.delivery_id": attempt.delivery.pk, "dovecote.subscription_id": attempt.arrival.subscription.pk,
+            "dovecote.attempt": attempt.attempt}
+
+
 def attempt_span(attempt: Attempt, traceparent: str) -> Span:
     """The client span of one push POST, in its message's trace (the frame's traceparent), or a new trace."""
-    message = attempt.delivery.message
-    return tracing.tracer().start_span(
-        "POST", context=tracing.context_of(traceparent), kind=SpanKind.CLIENT,
-        attributes={"http.request.method": "POST", "dovecote.correlation_id": message.correlation_id,
-                    "dovecote.message_id": str(message.id), "dovecote.delivery_id": attempt.delivery.pk,
-                    "dovecote.subscription_id": attempt.arrival.subscription.pk,
-                    "dovecote.attempt": attempt.attempt})
+    return tracing.tracer().start_span("POST", context=tracing.context_of(traceparent), kind=SpanKind.CLIENT,
+                                       attributes={"http.request.method": "POST", **attempt_attributes(attempt)})
 
 
 def end_attempt_span(span: Span, result: PushResult) -> None:
@@ -513,10 +516,10 @@ def end_attempt_span(span: Span, result: PushResult) -> None:
     span.end()
 
 
-def settle_span(attempt_span: Span, result: PushResult) -> Span:
+def settle_span(attempt_span: Span, attempt: Attempt, result: PushResult) -> Span:
     """The span of recording an attempt's outcome (delivered, or retry, dead letter, expiry), under the attempt."""
     return tracing.tracer().start_span("settle", context=set_span_in_context(attempt_span),
-                                       attributes={"dovecote.outcome": result.outcome})
+                                       attributes={**attempt_attributes(attempt), "dovecote.outcome": result.outcome})
 
 
 def keep_breaker_state(fresh: Subscription, own: Subscription) -> None:

@@ -10,6 +10,8 @@ from django.core.management.base import BaseCommand
 
 class Command(BaseCommand):
     help = "Print a new Fernet key for DOVECOTE_SECRETS_KEY (see docs/security.md for rotation)."
+    # manage.py runs it without Dovecote's settings (production's refuse to load without the key it makes).
+    requires_system_checks: list[str] = []
 
     def handle(self, *args: Any, **options: Any) -> None:
         self.stdout.write(Fernet.generate_key().decode())
