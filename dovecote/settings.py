@@ -95,7 +95,7 @@ MIDDLEWARE = [
     # Static files (hashed, compressed by collectstatic) straight from STATIC_ROOT, before any other work.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "dovecote.middleware.CommonMiddleware",  # Django's, without the redirect that loses an API body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",

@@ -19,6 +19,7 @@ from api.rooms.serializers import (
     merged,
     multiplier_field,
 )
+from dovecote.inputs import BodyModelSerializer, BodySerializer
 from rooms.models import Room
 from subscriptions import filters
 from subscriptions.models import BreakerTransition, Subscription
@@ -53,7 +54,9 @@ class PushUrlField(serializers.URLField):
         return super().run_validation(None if data == "" else data)
 
 
-class EventTypeFilterSerializer(serializers.Serializer):
+class EventTypeFilterSerializer(BodySerializer):
+    shape = 'Each event type is an object {"name": …, "version": …} (version optional)'
+
     name = serializers.CharField(max_length=200)
     version = serializers.CharField(max_length=50, required=False, allow_null=True,
                                     help_text="Absent or null: every version.")
@@ -127,7 +130,7 @@ class BreakerHistorySerializer(BreakerSerializer):
         return BreakerTransitionSerializer(subscription.breaker_history(100), many=True).data
 
 
-class SubscriptionSerializer(serializers.ModelSerializer):
+class SubscriptionSerializer(BodyModelSerializer):
     """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     room = serializers.IntegerField(source="room_id", read_only=True)
@@ -258,7 +261,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         return f"room {self.room_object.pk} already has a subscription named {name!r}"
 
 
-class RotateSecretSerializer(serializers.Serializer):
+class RotateSecretSerializer(BodySerializer):
     overlap_seconds = serializers.IntegerField(
         min_value=0, max_value=MAX_SECRET_OVERLAP_SECONDS, required=False,
         help_text="How long the previous secret keeps signing each push beside the new one (0: it stops at once). "
