@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from django.conf import settings
+from drf_spectacular.plumbing import get_lib_doc_excludes
 from rest_framework import exceptions, parsers, serializers
 from rest_framework.settings import api_settings
 
@@ -192,9 +193,17 @@ class RefuseUnknownFields:
         return f"{shape}; got {describe(data)}."
 
 
+# A request body (or an object in one) that takes its fields and no other. No docstring: the schema
+# would give it to every body serializer without one of its own (see schema_doc_excludes).
 class BodySerializer(RefuseUnknownFields, serializers.Serializer):
-    """A request body (or an object in one): its fields, and no other."""
+    pass
 
 
+# A request body that writes a model, taking its fields and no other.
 class BodyModelSerializer(RefuseUnknownFields, serializers.ModelSerializer):
-    """A request body that writes a model: its fields, and no other."""
+    pass
+
+
+def schema_doc_excludes() -> list[type]:
+    """List the classes whose docstrings the schema must not lend their subclasses (drf-spectacular's, and ours)."""
+    return [*get_lib_doc_excludes(), RefuseUnknownFields, BodySerializer, BodyModelSerializer]

@@ -282,6 +282,7 @@ SPECTACULAR_SETTINGS = {
     # reply components, whose read-only fields are required, stood for the request too, and generators
     # that ignore `readOnly` demanded `id` and `created_at` on create.
     "COMPONENT_SPLIT_REQUEST": True,
+    "GET_LIB_DOC_EXCLUDES": "dovecote.inputs.schema_doc_excludes",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.errors.document_common_replies",
