@@ -67,7 +67,8 @@ FILTER_SCHEMA = {
     "description": (
         "A payload filter (Hookdeck/Outpost filter syntax; docs/delivery-semantics.md#payload-filters), applied "
         "at publish to `{\"type\", \"version\", \"room\", \"correlation_id\", \"data\": payload}`: an object "
-        "shaped like that document whose keys walk into it and whose leaves are a value to equal or an object "
+        "shaped like that document (its top-level fields are those five) whose keys walk into it and whose "
+        "leaves are a value to equal or an object "
         "of operators `$eq`, `$neq`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined "
         "with `$and`, `$or`, `$not`. Every key of an object must match. Only `$exist` is true of a missing "
         f"field. At most {filters.MAX_BYTES} bytes, {filters.MAX_NODES} fields and operators, "
