@@ -104,6 +104,25 @@ def matches(spec: dict[str, Any] | None, document: Any) -> bool:
     return predicate is None or predicate(document)
 
 
+def sample_near_misses(spec: dict[str, Any] | None, document: Any, path: str = "$") -> list[str]:
+    """Name each field a valid filter walks to that a sample document lacks but has a near miss of (a typo)."""
+    hints: list[str] = []
+    for key, value in (spec or {}).items():
+        here = path_of(path, key)
+        if key in ("$and", "$or"):
+            for index, item in enumerate(value):
+                hints += sample_near_misses(item, document, f"{here}[{index}]")
+        elif key == "$not":
+            hints += sample_near_misses(value, document, here)
+        elif key.startswith("$") or not isinstance(document, dict):
+            continue
+        elif key in document:
+            hints += sample_near_misses(value, document[key], here) if isinstance(value, dict) else []
+        elif (candidate := near_miss(key, [name for name in document if isinstance(name, str)])) is not None:
+            hints.append(f"{here}: the sample has no field {key!r}; did you mean \"{candidate}\"?")
+    return hints
+
+
 # -- checking ------------------------------------------------------------------------------------------
 
 def type_name(value: Any) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.test import Client
 
@@ -259,6 +261,18 @@ def test_the_console_suggests_the_operator_meant_in_the_filter_box(staff_client:
                                  {"payload_filter": '{"data": {"country": {"$startswith": "F"}}}',
                                   "sample_payload": '{"country": "FR"}', "event_types": ["order.created"]},
                                  HTTP_HX_REQUEST="true")
-    page = response.content.decode()
+    page = html.unescape(response.content.decode())
     assert 'data-verdict="invalid"' in page
-    assert "did you mean &quot;$startsWith&quot;?" in page, page
+    assert """unknown operator '$startswith'; did you mean "$startsWith"?""" in page, page
+
+
+def test_the_console_names_the_sample_field_a_filter_field_is_a_near_miss_of(staff_client: Client,
+                                                                             room: Room) -> None:
+    response = staff_client.post(f"/rooms/{room.pk}/subscriptions/filter-check/",
+                                 {"payload_filter": '{"data": {"customer": {"Tier": "gold"}, "totl": {"$gte": 100}}}',
+                                  "sample_payload": '{"total": 120, "customer": {"tier": "gold"}}',
+                                  "event_types": ["order.created"]}, HTTP_HX_REQUEST="true")
+    page = html.unescape(response.content.decode())
+    assert 'data-verdict="no-match"' in page
+    assert """$.data.customer.Tier: the sample has no field 'Tier'; did you mean "tier"?""" in page, page
+    assert """$.data.totl: the sample has no field 'totl'; did you mean "total"?""" in page, page
