@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import is_valid_path
 from django.views.defaults import page_not_found
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse
@@ -90,18 +91,31 @@ class Conflict(APIException):
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """Answer a path no route matches: JSON under /api/, Django's page elsewhere."""
+    """Answer a path no route matches: JSON under /api/ (naming the path meant, when only its slash is missing)."""
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": f"no API endpoint at {request.path}"}, status=404)
+        return JsonResponse({"detail": no_endpoint(request)}, status=404)
     return page_not_found(request, exception)
+
+
+def no_endpoint(request: HttpRequest) -> str:
+    """Say that no API endpoint answers at the request's path, and which one does when a slash is missing."""
+    with_slash = f"{request.path_info}/"
+    if not request.path_info.endswith("/") and is_valid_path(with_slash, getattr(request, "urlconf", None)):
+        meant = f"{request.path}/"
+        return (f"no API endpoint at {request.path}; did you mean {meant}? Every API path ends with a slash "
+                f"(nothing was done: send the request again to {meant})")
+    return f"no API endpoint at {request.path}"
 
 
 FIELD_ERRORS = {
     "type": "object",
     "additionalProperties": {},
     "description": "Each bad field (or `detail`, or `non_field_errors`) with its messages; a batch names its "
-                   "items by index under `messages`.",
-    "example": {"event_type": ["This field is required."]},
+                   "items by index under `messages`. A field the endpoint does not know is refused, never "
+                   "ignored: `Unknown field. Did you mean \"…\"?` names the field meant when the name is a "
+                   "near miss.",
+    "example": {"event_type": ["This field is required."],
+                "delivery_attemps": ['Unknown field. Did you mean "delivery_attempts"?']},
 }
 
 
@@ -112,8 +126,10 @@ def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: An
     any request whose body is over the size limit gets 413 before it reaches the operation.
     The free-form bodies of 400 and 409 (each bad field with its messages) become one component,
     `FieldErrors`, where they were an inline object per operation (a model per operation in clients).
+    Request bodies take no field they do not list (dovecote/inputs.py): their objects say so.
     """
     result.setdefault("components", {}).setdefault("schemas", {})["FieldErrors"] = FIELD_ERRORS
+    close_request_bodies(result)
     field_errors = {"$ref": "#/components/schemas/FieldErrors"}
     retry_after = {"schema": {"type": "integer", "minimum": 1}, "required": True,
                    "description": "Seconds until this key's next window opens."}
@@ -135,3 +151,26 @@ def document_common_replies(result: dict[str, Any], generator: Any, **kwargs: An
             responses.setdefault("413", too_large)
             operation["responses"] = dict(sorted(responses.items()))
     return result
+
+
+def close_request_bodies(result: dict[str, Any]) -> None:
+    """Write `additionalProperties: false` on every object schema a request body uses, nested ones too."""
+    components = result.get("components", {}).get("schemas", {})
+    pending = [content.get("schema", {}) for operations in result.get("paths", {}).values()
+               for operation in operations.values()
+               for content in operation.get("requestBody", {}).get("content", {}).values()]
+    seen: set[str] = set()
+    while pending:
+        schema = pending.pop()
+        if (ref := schema.get("$ref", "")).startswith("#/components/schemas/"):
+            name = ref.rsplit("/", 1)[1]
+            if name not in seen:
+                seen.add(name)
+                pending.append(components[name])
+            continue
+        if "properties" in schema:
+            schema.setdefault("additionalProperties", False)
+            pending.extend(schema["properties"].values())
+        pending.extend(part for key in ("allOf", "oneOf", "anyOf") for part in schema.get(key, []))
+        if isinstance(schema.get("items"), dict):
+            pending.append(schema["items"])

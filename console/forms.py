@@ -435,7 +435,9 @@ class FilterCheckForm(forms.Form):
             return "empty", []
         name, version = self.sample_type()
         document = filters.event_document(name, version, self.room.name, "sample", payload)
-        return ("match" if filters.matches(spec, document) else "no-match"), [f"as {name} v{version}"]
+        if filters.matches(spec, document):
+            return "match", [f"as {name} v{version}"]
+        return "no-match", [f"as {name} v{version}", *filters.sample_near_misses(spec, document)]
 
     def sample_type(self) -> tuple[str, str]:
         """The first ticked event type (its newest version when any version is ticked), else the room's first."""

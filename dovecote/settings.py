@@ -99,7 +99,7 @@ MIDDLEWARE = [
     # Static files (hashed, compressed by collectstatic) straight from STATIC_ROOT, before any other work.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.common.CommonMiddleware",
+    "dovecote.middleware.CommonMiddleware",  # Django's, without the redirect that loses an API body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -299,6 +299,7 @@ SPECTACULAR_SETTINGS = {
     # reply components, whose read-only fields are required, stood for the request too, and generators
     # that ignore `readOnly` demanded `id` and `created_at` on create.
     "COMPONENT_SPLIT_REQUEST": True,
+    "GET_LIB_DOC_EXCLUDES": "dovecote.inputs.schema_doc_excludes",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "api.errors.document_common_replies",

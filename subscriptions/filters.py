@@ -24,7 +24,11 @@ The rules, written once here for the API, the console and the publish path:
    between two numbers or two strings (by code point: ISO 8601 times in one zone compare rightly);
    between other types they are false. Every operator but `$exist` is false on a missing value,
    `$neq` too: "absent or different" is `{"$not": {"field": value}}`.
-4. Bounds: at most MAX_BYTES of compact JSON, MAX_NODES operators and fields, MAX_DEPTH nested
+4. The filter's top-level fields are the document's (`type`, `version`, `room`, `correlation_id`,
+   `data`): any other names nothing an event has, so it is refused as the misspelling it is, as is an
+   unknown operator; both name the field or operator meant when the name is a near miss
+   (`$startswith`: did you mean `$startsWith`?).
+5. Bounds: at most MAX_BYTES of compact JSON, MAX_NODES operators and fields, MAX_DEPTH nested
    objects, MAX_IN_VALUES values in an `$in`. So a check costs at most a few hundred steps.
 
 `filter_problems` names each fault by its JSON path in the filter (`$.data.total.$gte`);
@@ -38,6 +42,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from dovecote.spelling import near_miss
+
 MAX_BYTES = 4096
 MAX_NODES = 64
 MAX_DEPTH = 8
@@ -48,6 +54,7 @@ MISSING: Any = object()  # the value at a path the event does not have
 
 COMPARISONS = ("$eq", "$neq", "$gt", "$gte", "$lt", "$lte", "$in", "$startsWith", "$exist")
 CONNECTIVES = ("$and", "$or", "$not")
+DOCUMENT_FIELDS = ("type", "version", "room", "correlation_id", "data")
 
 
 class FilterInvalid(ValueError):
@@ -97,6 +104,25 @@ def matches(spec: dict[str, Any] | None, document: Any) -> bool:
     return predicate is None or predicate(document)
 
 
+def sample_near_misses(spec: dict[str, Any] | None, document: Any, path: str = "$") -> list[str]:
+    """Name each field a valid filter walks to that a sample document lacks but has a near miss of (a typo)."""
+    hints: list[str] = []
+    for key, value in (spec or {}).items():
+        here = path_of(path, key)
+        if key in ("$and", "$or"):
+            for index, item in enumerate(value):
+                hints += sample_near_misses(item, document, f"{here}[{index}]")
+        elif key == "$not":
+            hints += sample_near_misses(value, document, here)
+        elif key.startswith("$") or not isinstance(document, dict):
+            continue
+        elif key in document:
+            hints += sample_near_misses(value, document[key], here) if isinstance(value, dict) else []
+        elif (candidate := near_miss(key, [name for name in document if isinstance(name, str)])) is not None:
+            hints.append(f"{here}: the sample has no field {key!r}; did you mean \"{candidate}\"?")
+    return hints
+
+
 # -- checking ------------------------------------------------------------------------------------------
 
 def type_name(value: Any) -> str:
@@ -113,6 +139,16 @@ def type_name(value: Any) -> str:
 
 def is_literal(value: Any) -> bool:
     return value is None or isinstance(value, bool | int | float | str)
+
+
+def meant(name: str, known: tuple[str, ...]) -> str:
+    """Say which of `known` a misspelled `name` was meant to be, when it is a near miss of one.
+
+    Operators are compared without their `$`, which would make every short name look alike (`$regex`, `$gte`).
+    """
+    bare = {candidate.removeprefix("$"): candidate for candidate in known}
+    candidate = near_miss(name.removeprefix("$"), bare)
+    return f'; did you mean "{bare[candidate]}"?' if candidate else ""
 
 
 def path_of(parent: str, key: str) -> str:
@@ -148,8 +184,11 @@ class _Checker:
                 else:
                     self.comparison(key, value, here)
             elif key.startswith("$"):
-                known = ", ".join(COMPARISONS + CONNECTIVES)
-                self.problems.append(f"{here}: unknown operator {key!r} (known: {known})")
+                self.problems.append(f"{here}: unknown operator {key!r}{meant(key, COMPARISONS + CONNECTIVES)} "
+                                     f"(known: {', '.join(COMPARISONS + CONNECTIVES)})")
+            elif at_root and key not in DOCUMENT_FIELDS:
+                self.problems.append(f"{here}: the event has no field {key!r}{meant(key, DOCUMENT_FIELDS)} (its "
+                                     f"fields: {', '.join(DOCUMENT_FIELDS)}; the payload is under data)")
             elif isinstance(value, dict):
                 self.node(value, here, depth=depth + 1)
             elif isinstance(value, list):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 from django.test import Client
 
@@ -166,7 +168,16 @@ FAULTS = [
     ({}, "$: an empty object matches everything; leave it out (null: no filter)"),
     ({"data": {"total": {"$gt": True}}}, "$.data.total.$gt: $gt takes a number or a string, not a boolean"),
     ({"data": {"total": {"$lte": None}}}, "$.data.total.$lte: $lte takes a number or a string, not null"),
-    ({"data": {"x": {"$regex": "a"}}}, "$.data.x.$regex: unknown operator '$regex'"),
+    ({"data": {"x": {"$regex": "a"}}}, "$.data.x.$regex: unknown operator '$regex' (known: "),
+    ({"data": {"x": {"$startswith": "a"}}},  # the same but for case comes first
+     "$.data.x.$startswith: unknown operator '$startswith'; did you mean \"$startsWith\"?"),
+    ({"data": {"x": {"$exists": True}}}, "$.data.x.$exists: unknown operator '$exists'; did you mean \"$exist\"?"),
+    ({"payload": {"total": 1}},
+     ("$.payload: the event has no field 'payload' (its fields: type, version, room, correlation_id, data; the "
+     "payload is under data)")),
+    ({"$not": {"Data": {"x": 1}}}, "$.$not.Data: the event has no field 'Data'; did you mean \"data\"?"),
+    ({"$or": [{"correlationid": "c"}]},
+     "$.$or[0].correlationid: the event has no field 'correlationid'; did you mean \"correlation_id\"?"),
     ({"$or": []}, "$.$or: $or takes a non-empty list of objects, not a list"),
     ({"$and": {"data": {"x": 1}}}, "$.$and: $and takes a non-empty list of objects, not an object"),
     ({"$or": [{"data": {"x": 1}}, 5]}, "$.$or[1]: expected an object of fields and operators, not a number"),
@@ -243,3 +254,25 @@ def test_the_live_check_names_a_fault_of_the_filter(staff_client: Client, room: 
                                  {"payload_filter": '{"data": {"total": {"$gte": true}}}', "sample_payload": "{}"})
     body = response.content.decode()
     assert 'data-verdict="invalid"' in body and "$.data.total.$gte: $gte takes a number or a string" in body
+
+
+def test_the_console_suggests_the_operator_meant_in_the_filter_box(staff_client: Client, room: Room) -> None:
+    response = staff_client.post(f"/rooms/{room.pk}/subscriptions/filter-check/",
+                                 {"payload_filter": '{"data": {"country": {"$startswith": "F"}}}',
+                                  "sample_payload": '{"country": "FR"}', "event_types": ["order.created"]},
+                                 HTTP_HX_REQUEST="true")
+    page = html.unescape(response.content.decode())
+    assert 'data-verdict="invalid"' in page
+    assert """unknown operator '$startswith'; did you mean "$startsWith"?""" in page, page
+
+
+def test_the_console_names_the_sample_field_a_filter_field_is_a_near_miss_of(staff_client: Client,
+                                                                             room: Room) -> None:
+    response = staff_client.post(f"/rooms/{room.pk}/subscriptions/filter-check/",
+                                 {"payload_filter": '{"data": {"customer": {"Tier": "gold"}, "totl": {"$gte": 100}}}',
+                                  "sample_payload": '{"total": 120, "customer": {"tier": "gold"}}',
+                                  "event_types": ["order.created"]}, HTTP_HX_REQUEST="true")
+    page = html.unescape(response.content.decode())
+    assert 'data-verdict="no-match"' in page
+    assert """$.data.customer.Tier: the sample has no field 'Tier'; did you mean "tier"?""" in page, page
+    assert """$.data.totl: the sample has no field 'totl'; did you mean "total"?""" in page, page

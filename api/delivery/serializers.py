@@ -3,9 +3,10 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from delivery.models import Delivery, DeliveryAttempt, Message
+from dovecote.inputs import BodySerializer
 
 
-class PublishSerializer(serializers.Serializer):
+class PublishSerializer(BodySerializer):
     event_type = serializers.CharField(max_length=200)
     event_version = serializers.CharField(max_length=50)
     payload = serializers.JSONField()
@@ -19,7 +20,7 @@ class PublishSerializer(serializers.Serializer):
 BATCH_LIMIT = 500
 
 
-class BatchPublishSerializer(serializers.Serializer):
+class BatchPublishSerializer(BodySerializer):
     messages = PublishSerializer(many=True, allow_empty=False, max_length=BATCH_LIMIT)
 
 
@@ -85,7 +86,7 @@ class MessageDetailSerializer(serializers.ModelSerializer):
                   "idempotency_key", "ordering_key", "created_at", "expires_at", "destinations"]
 
 
-class PullSerializer(serializers.Serializer):
+class PullSerializer(BodySerializer):
     max_messages = serializers.IntegerField(min_value=1, max_value=1000, default=10)
     lease_ms = serializers.IntegerField(min_value=100, max_value=12 * 3600 * 1000, default=30_000)
     wait_ms = serializers.IntegerField(min_value=0, max_value=20_000, default=0)
@@ -106,7 +107,7 @@ class PullReplySerializer(serializers.Serializer):
     messages = PulledMessageSerializer(many=True)
 
 
-class AckSerializer(serializers.Serializer):
+class AckSerializer(BodySerializer):
     ack_ids = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False, max_length=1000)
 
 
@@ -154,7 +155,7 @@ class DeadLetterFilters(serializers.Serializer):
     error = serializers.CharField(required=False, help_text="Text the last error contains.")
 
 
-class DeadLetterSelection(serializers.Serializer):
+class DeadLetterSelection(BodySerializer):
     message_ids = serializers.ListField(child=serializers.UUIDField(), required=False, allow_empty=False,
                                         max_length=10_000)
     all = serializers.BooleanField(required=False, default=False)
@@ -177,7 +178,7 @@ class ParkedKeySerializer(serializers.Serializer):
     waiting = serializers.IntegerField(help_text="Events of the key held behind it.")
 
 
-class ReleaseKeySerializer(serializers.Serializer):
+class ReleaseKeySerializer(BodySerializer):
     ordering_key = serializers.CharField(max_length=200)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from api.errors import Conflict, unique_or_conflict
+from dovecote.inputs import BodyModelSerializer
 from rooms.models import EventType, Room
 from rooms.rules import (
     MAX_ATTEMPTS,
@@ -93,7 +94,7 @@ def merged(serializer: serializers.ModelSerializer, attrs: dict[str, Any], field
     return serializer.Meta.model._meta.get_field(field).get_default()
 
 
-class RoomSerializer(serializers.ModelSerializer):
+class RoomSerializer(BodyModelSerializer):
     address = serializers.CharField(read_only=True, help_text="The broker address, `room-{id}`.")
     message_expiration_ms = serializers.IntegerField(
         min_value=0, max_value=MAX_SPAN_MS, allow_null=True, required=False,
@@ -147,7 +148,7 @@ class RoomDeletedSerializer(serializers.Serializer):
     detail = serializers.CharField()
 
 
-class EventTypeSerializer(serializers.ModelSerializer):
+class EventTypeSerializer(BodyModelSerializer):
     """An event type of the room in the serializer's context (`room`)."""
 
     room = serializers.IntegerField(source="room_id", read_only=True)

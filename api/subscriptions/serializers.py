@@ -19,6 +19,7 @@ from api.rooms.serializers import (
     merged,
     multiplier_field,
 )
+from dovecote.inputs import BodyModelSerializer, BodySerializer
 from rooms.models import Room
 from subscriptions import filters
 from subscriptions.models import BreakerTransition, Subscription
@@ -54,7 +55,9 @@ class PushUrlField(serializers.URLField):
         return super().run_validation(None if data == "" else data)
 
 
-class EventTypeFilterSerializer(serializers.Serializer):
+class EventTypeFilterSerializer(BodySerializer):
+    shape = 'Each event type is an object {"name": …, "version": …} (version optional)'
+
     name = serializers.CharField(max_length=200)
     version = serializers.CharField(max_length=50, required=False, allow_null=True,
                                     help_text="Absent or null: every version.")
@@ -65,7 +68,8 @@ FILTER_SCHEMA = {
     "description": (
         "A payload filter (Hookdeck/Outpost filter syntax; docs/delivery-semantics.md#payload-filters), applied "
         "at publish to `{\"type\", \"version\", \"room\", \"correlation_id\", \"data\": payload}`: an object "
-        "shaped like that document whose keys walk into it and whose leaves are a value to equal or an object "
+        "shaped like that document (its top-level fields are those five) whose keys walk into it and whose "
+        "leaves are a value to equal or an object "
         "of operators `$eq`, `$neq`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined "
         "with `$and`, `$or`, `$not`. Every key of an object must match. Only `$exist` is true of a missing "
         f"field. At most {filters.MAX_BYTES} bytes, {filters.MAX_NODES} fields and operators, "
@@ -128,7 +132,7 @@ class BreakerHistorySerializer(BreakerSerializer):
         return BreakerTransitionSerializer(subscription.breaker_history(100), many=True).data
 
 
-class SubscriptionSerializer(serializers.ModelSerializer):
+class SubscriptionSerializer(BodyModelSerializer):
     """A subscription; `signing_secret` is in full only in the create and rotate-secret replies."""
 
     room = serializers.IntegerField(source="room_id", read_only=True)
@@ -262,7 +266,7 @@ class SubscriptionSerializer(serializers.ModelSerializer):
         return f"room {self.room_object.pk} already has a subscription named {name!r}"
 
 
-class RotateSecretSerializer(serializers.Serializer):
+class RotateSecretSerializer(BodySerializer):
     overlap_seconds = serializers.IntegerField(
         min_value=0, max_value=MAX_SECRET_OVERLAP_SECONDS, required=False,
         help_text="How long the previous secret keeps signing each push beside the new one (0: it stops at once). "

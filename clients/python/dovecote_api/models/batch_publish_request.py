@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.publish_request import PublishRequest
@@ -16,7 +15,6 @@ T = TypeVar("T", bound="BatchPublishRequest")
 @_attrs_define
 class BatchPublishRequest:
     messages: list[PublishRequest]
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         messages = []
@@ -25,7 +23,7 @@ class BatchPublishRequest:
             messages.append(messages_item)
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "messages": messages,
@@ -50,21 +48,4 @@ class BatchPublishRequest:
             messages=messages,
         )
 
-        batch_publish_request.additional_properties = d
         return batch_publish_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

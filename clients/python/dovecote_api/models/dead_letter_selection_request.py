@@ -5,7 +5,6 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -16,7 +15,6 @@ T = TypeVar("T", bound="DeadLetterSelectionRequest")
 class DeadLetterSelectionRequest:
     message_ids: list[UUID] | Unset = UNSET
     all_: bool | Unset = False
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         message_ids: list[str] | Unset = UNSET
@@ -29,7 +27,7 @@ class DeadLetterSelectionRequest:
         all_ = self.all_
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update({})
         if message_ids is not UNSET:
             field_dict["message_ids"] = message_ids
@@ -57,21 +55,4 @@ class DeadLetterSelectionRequest:
             all_=all_,
         )
 
-        dead_letter_selection_request.additional_properties = d
         return dead_letter_selection_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

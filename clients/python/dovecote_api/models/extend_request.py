@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -15,7 +14,6 @@ T = TypeVar("T", bound="ExtendRequest")
 class ExtendRequest:
     ack_ids: list[str]
     lease_ms: int | Unset = 30000
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         ack_ids = self.ack_ids
@@ -23,7 +21,7 @@ class ExtendRequest:
         lease_ms = self.lease_ms
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "ack_ids": ack_ids,
@@ -46,21 +44,4 @@ class ExtendRequest:
             lease_ms=lease_ms,
         )
 
-        extend_request.additional_properties = d
         return extend_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -12,10 +12,12 @@ T = TypeVar("T", bound="FieldErrors")
 @_attrs_define
 class FieldErrors:
     """Each bad field (or `detail`, or `non_field_errors`) with its messages; a batch names its items by index under
-    `messages`.
+    `messages`. A field the endpoint does not know is refused, never ignored: `Unknown field. Did you mean "…"?` names
+    the field meant when the name is a near miss.
 
         Example:
-            {'event_type': ['This field is required.']}
+            {'event_type': ['This field is required.'], 'delivery_attemps': ['Unknown field. Did you mean
+                "delivery_attempts"?']}
 
     """
 

@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..models.action_enum import ActionEnum, check_action_enum
 from ..types import UNSET, Unset
@@ -19,7 +18,6 @@ class NackRequest:
     """ * `retry` - retry
     * `dead_letter` - dead_letter """
     delay_ms: int | None | Unset = UNSET
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         ack_ids = self.ack_ids
@@ -35,7 +33,7 @@ class NackRequest:
             delay_ms = self.delay_ms
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "ack_ids": ack_ids,
@@ -75,21 +73,4 @@ class NackRequest:
             delay_ms=delay_ms,
         )
 
-        nack_request.additional_properties = d
         return nack_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -20,7 +19,6 @@ class PublishRequest:
     idempotency_key: str | Unset = UNSET
     ordering_key: str | Unset = UNSET
     """ Subscriptions with `ordering` on get the events of one key one at a time, in publish order. """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         event_type = self.event_type
@@ -36,7 +34,7 @@ class PublishRequest:
         ordering_key = self.ordering_key
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "event_type": event_type,
@@ -77,21 +75,4 @@ class PublishRequest:
             ordering_key=ordering_key,
         )
 
-        publish_request.additional_properties = d
         return publish_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -16,7 +15,6 @@ class PullRequest:
     max_messages: int | Unset = 10
     lease_ms: int | Unset = 30000
     wait_ms: int | Unset = 0
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         max_messages = self.max_messages
@@ -26,7 +24,7 @@ class PullRequest:
         wait_ms = self.wait_ms
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update({})
         if max_messages is not UNSET:
             field_dict["max_messages"] = max_messages
@@ -52,21 +50,4 @@ class PullRequest:
             wait_ms=wait_ms,
         )
 
-        pull_request.additional_properties = d
         return pull_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -36,7 +35,6 @@ class RoomRequest:
     """ The wait before the first probe of an open breaker; doubled after each failed probe, at most 10 minutes. """
     breaker_disable_after_s: int | Unset = UNSET
     """ A breaker open this long disables the subscription (default 5 days). """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         name = self.name
@@ -72,7 +70,7 @@ class RoomRequest:
         breaker_disable_after_s = self.breaker_disable_after_s
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "name": name,
@@ -159,21 +157,4 @@ class RoomRequest:
             breaker_disable_after_s=breaker_disable_after_s,
         )
 
-        room_request.additional_properties = d
         return room_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

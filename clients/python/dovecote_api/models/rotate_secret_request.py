@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
@@ -16,13 +15,12 @@ class RotateSecretRequest:
     overlap_seconds: int | Unset = UNSET
     """ How long the previous secret keeps signing each push beside the new one (0: it stops at once). Absent:
     DOVECOTE_SECRET_OVERLAP_SECONDS (24 hours unless configured). """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         overlap_seconds = self.overlap_seconds
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update({})
         if overlap_seconds is not UNSET:
             field_dict["overlap_seconds"] = overlap_seconds
@@ -38,21 +36,4 @@ class RotateSecretRequest:
             overlap_seconds=overlap_seconds,
         )
 
-        rotate_secret_request.additional_properties = d
         return rotate_secret_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties

@@ -60,11 +60,11 @@ class Subscription:
     filter_: None | SubscriptionFilterType0 | Unset = UNSET
     """ A payload filter (Hookdeck/Outpost filter syntax; docs/delivery-semantics.md#payload-filters), applied at
     publish to `{"type", "version", "room", "correlation_id", "data": payload}`: an object shaped like that document
-    whose keys walk into it and whose leaves are a value to equal or an object of operators `$eq`, `$neq`, `$gt`,
-    `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined with `$and`, `$or`, `$not`. Every key of an
-    object must match. Only `$exist` is true of a missing field. At most 4096 bytes, 64 fields and operators, 8
-    nested objects, 100 values in an `$in`. Null: no filter. A 400 names each fault by its JSON path in the filter
-    (`$.data.total.$gte: …`). """
+    (its top-level fields are those five) whose keys walk into it and whose leaves are a value to equal or an object
+    of operators `$eq`, `$neq`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined with `$and`,
+    `$or`, `$not`. Every key of an object must match. Only `$exist` is true of a missing field. At most 4096 bytes,
+    64 fields and operators, 8 nested objects, 100 values in an `$in`. Null: no filter. A 400 names each fault by
+    its JSON path in the filter (`$.data.total.$gte: …`). """
     ordering: OrderingEnum | Unset = UNSET
     """ * `off` - off
     * `on` - on

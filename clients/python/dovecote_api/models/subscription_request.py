@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
-from attrs import field as _attrs_field
 
 from ..models.breaker_on_disable_enum import BreakerOnDisableEnum, check_breaker_on_disable_enum
 from ..models.ordering_enum import OrderingEnum, check_ordering_enum
@@ -35,11 +34,11 @@ class SubscriptionRequest:
     filter_: None | SubscriptionRequestFilterType0 | Unset = UNSET
     """ A payload filter (Hookdeck/Outpost filter syntax; docs/delivery-semantics.md#payload-filters), applied at
     publish to `{"type", "version", "room", "correlation_id", "data": payload}`: an object shaped like that document
-    whose keys walk into it and whose leaves are a value to equal or an object of operators `$eq`, `$neq`, `$gt`,
-    `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined with `$and`, `$or`, `$not`. Every key of an
-    object must match. Only `$exist` is true of a missing field. At most 4096 bytes, 64 fields and operators, 8
-    nested objects, 100 values in an `$in`. Null: no filter. A 400 names each fault by its JSON path in the filter
-    (`$.data.total.$gte: …`). """
+    (its top-level fields are those five) whose keys walk into it and whose leaves are a value to equal or an object
+    of operators `$eq`, `$neq`, `$gt`, `$gte`, `$lt`, `$lte`, `$in`, `$startsWith`, `$exist`, combined with `$and`,
+    `$or`, `$not`. Every key of an object must match. Only `$exist` is true of a missing field. At most 4096 bytes,
+    64 fields and operators, 8 nested objects, 100 values in an `$in`. Null: no filter. A 400 names each fault by
+    its JSON path in the filter (`$.data.total.$gte: …`). """
     ordering: OrderingEnum | Unset = UNSET
     """ * `off` - off
     * `on` - on
@@ -70,7 +69,6 @@ class SubscriptionRequest:
     breaker_on_disable: BreakerOnDisableEnum | Unset = UNSET
     """ * `hold` - Hold
     * `dead_letter` - Dead Letter """
-    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.subscription_request_filter_type_0 import SubscriptionRequestFilterType0  # noqa: PLC0415
@@ -173,7 +171,7 @@ class SubscriptionRequest:
             breaker_on_disable = self.breaker_on_disable
 
         field_dict: dict[str, Any] = {}
-        field_dict.update(self.additional_properties)
+
         field_dict.update(
             {
                 "name": name,
@@ -392,21 +390,4 @@ class SubscriptionRequest:
             breaker_on_disable=breaker_on_disable,
         )
 
-        subscription_request.additional_properties = d
         return subscription_request
-
-    @property
-    def additional_keys(self) -> list[str]:
-        return list(self.additional_properties.keys())
-
-    def __getitem__(self, key: str) -> Any:
-        return self.additional_properties[key]
-
-    def __setitem__(self, key: str, value: Any) -> None:
-        self.additional_properties[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.additional_properties[key]
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.additional_properties
