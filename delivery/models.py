@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, models, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, Count, F, OuterRef, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from rooms.models import Room
@@ -131,6 +132,9 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
 
     def unsettled(self) -> DeliveryQuerySet:
         return self.filter(status__in=Delivery.UNSETTLED)
+
+    def waiting(self) -> DeliveryQuerySet:
+        return self.filter(status__in=Delivery.WAITING)
 
     def states(self) -> dict[int, DeliveryState]:
         """Read these deliveries as DeliveryState, with their messages, in one query, by id."""
@@ -353,6 +357,9 @@ class Delivery(models.Model):
     FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED,
                                 Status.UNROUTABLE})
     UNSETTLED = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED)
+    # Stored for its subscription and not yet delivered, leased or settled: what a subscription has
+    # waiting (a paused one holds them until it is resumed).
+    WAITING = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.HELD)
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
     # Kept (set null) when a subscription is deleted, so the log and the reports keep their history.
@@ -495,3 +502,10 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+def waiting_count() -> Coalesce:
+    """Count a subscription's waiting deliveries, as an annotation of a Subscription queryset."""
+    rows = (Delivery.objects.waiting().filter(subscription=OuterRef("pk"))
+            .order_by().values("subscription").annotate(n=Count("pk")).values("n"))
+    return Coalesce(Subquery(rows), 0)
