@@ -71,7 +71,7 @@ def test_events_published_while_paused_wait_and_a_resume_delivers_them_in_order_
 ) -> None:
     room, key = room_with_key()
     paused = make_subscription(room, push_url=receiver.url("/paused"), ordering=Subscription.Ordering.ON)
-    active = make_subscription(room, push_url=receiver.url("/active"))
+    make_subscription(room, push_url=receiver.url("/active"))  # active: shows the worker delivers meanwhile
     assert call_api(client, "post", f"/api/v1/subscriptions/{paused.pk}/pause/", None, key).status_code == 200
 
     replies = publish(client, key, room, EVENTS)

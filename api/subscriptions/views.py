@@ -150,7 +150,7 @@ class RotateSecretView(APIView):
         operation_id="subscriptions_rotate_secret",
         summary="Replace a push subscription's signing secret, with an overlap",
         description="The reply shows the new secret in full. Deliveries are signed with it from the next "
-                    "attempt on (within about a second). The old secret keeps signing each push too, a second "
+                    "attempt on, on every worker. The old secret keeps signing each push too, a second "
                     "signature in `webhook-signature`, for `overlap_seconds` (default 24 hours): receivers "
                     "verifying with either secret accept it. `previous_secret_until` in the reply says when the "
                     "old secret stops being used; end-secret-overlap ends it early. Rotating during an overlap "

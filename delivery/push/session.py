@@ -4,7 +4,9 @@ A session lives on its worker's event loop (engine.py). Its consumer listens on 
 subscription's destination with a prefetch of `max_in_flight`; frames land in an inbox, and
 whenever POSTs are below `max_in_flight` the session takes what the inbox holds, has the
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
-recorded by the bookkeeper, which acks the frame; only then does its slot free up.
+recorded by the bookkeeper, which acks the frame; only then does its slot free up. Each claim
+reads the subscription's secret version with the delivery: an attempt that sees a newer one than
+the session holds (a rotation since the engine's last reread) rereads the secrets before signing.
 
 The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
 memory: while it is open, the frames taken are put back on the broker until the next probe time
@@ -41,7 +43,7 @@ from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
 from delivery.transports import PushRequest, PushResult, PushTransport
 from dovecote import tracing
-from subscriptions.models import Subscription
+from subscriptions.models import SECRET_FIELDS, Subscription
 
 log = logging.getLogger("delivery.push")
 
@@ -93,6 +95,7 @@ class PushSession:
         self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
         self._token_waiters = 0  # POSTs waiting for a token
         self._token_lock = asyncio.Lock()  # one take at a time
+        self._secrets_lock = asyncio.Lock()  # one reread of the signing secrets at a time
 
     # -- what the engine tells a session ----------------------------------------------------------
 
@@ -353,7 +356,7 @@ class PushSession:
         span = attempt_span(attempt, traceparent) if tracing.enabled() else None
         if span is not None:
             traceparent = tracing.traceparent_of(span)  # the receiver continues from this attempt
-        secrets = subscription.signing_secrets(attempt.started_at)
+        secrets = await self._signing_secrets(attempt)
         request = PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
                               correlation_id=message.correlation_id, attempt=attempt.attempt,
                               signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
@@ -385,6 +388,19 @@ class PushSession:
             if settling is not None:
                 settling.end()
             self._settled(1)
+
+    async def _signing_secrets(self, attempt: Attempt) -> tuple[str, ...]:
+        """The secrets that sign this attempt: reread first if its claim saw a newer version (a rotation just now)."""
+        held = attempt.arrival.subscription
+        async with self._secrets_lock:  # one reread for the attempts that all saw the same rotation
+            if attempt.delivery.secret_version > held.secret_version:
+                fresh = await self.engine.bookkeeper.call(claims.reread_secrets, self.subscription_id)
+                for subscription in (held, self.subscription):
+                    if fresh is not None and subscription is not None \
+                            and fresh.secret_version > subscription.secret_version:
+                        for field in SECRET_FIELDS:
+                            setattr(subscription, field, getattr(fresh, field))
+        return held.signing_secrets(attempt.started_at)
 
     def _settled(self, count: int) -> None:
         self.in_flight -= count
