@@ -354,7 +354,7 @@ class Delivery(models.Model):
         ACKED = "acked"
         DEAD_LETTERED = "dead_lettered", "dead-lettered"
         EXPIRED = "expired"
-        # The message matched no active subscription when it was published: this row (no subscription,
+        # The message matched no subscription when it was published: this row (no subscription,
         # no destination) keeps it findable in the log until it is re-published (delivery/publish.py).
         UNROUTABLE = "unroutable", "unroutable (no subscription matched)"
         # Ordered subscriptions: waiting, never sent, until the deliveries of its ordering key before it

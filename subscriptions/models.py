@@ -223,8 +223,9 @@ class Subscription(models.Model):
         )
 
     def pause(self, *, by: str) -> None:
-        """Stop new messages reaching this subscription, saying who paused it, where and when (`by`: "by ann
-        in the web UI"); a disabled one keeps the reason it was disabled."""
+        """Hold this subscription's deliveries until it is resumed (what is published meanwhile is kept for it),
+        saying who paused it, where and when (`by`: "by ann in the web UI"); a disabled one keeps the reason it
+        was disabled."""
         if self.status == self.Status.PAUSED:
             return
         if self.status == self.Status.ACTIVE:
@@ -247,7 +248,7 @@ class Subscription(models.Model):
         self.save(update_fields=["status", "status_reason", "updated_at"])
 
     def disable(self, reason: str) -> None:
-        """Stop deliveries until resumed, keeping the reason for the operator."""
+        """Hold deliveries until resumed (as a pause does), keeping the reason for the operator."""
         self.status = self.Status.DISABLED
         self.status_reason = reason
         self.save(update_fields=["status", "status_reason", "updated_at"])

@@ -1,4 +1,4 @@
-"""An event no active subscription matches is recorded as unroutable, findable, and re-publishable."""
+"""An event no subscription matches is recorded as unroutable, findable, and re-publishable."""
 
 from __future__ import annotations
 
