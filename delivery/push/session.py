@@ -392,15 +392,24 @@ class PushSession:
     async def _signing_secrets(self, attempt: Attempt) -> tuple[str, ...]:
         """The secrets that sign this attempt: reread first if its claim saw a newer version (a rotation just now)."""
         held = attempt.arrival.subscription
-        async with self._secrets_lock:  # one reread for the attempts that all saw the same rotation
-            if attempt.delivery.secret_version > held.secret_version:
-                fresh = await self.engine.bookkeeper.call(claims.reread_secrets, self.subscription_id)
-                for subscription in (held, self.subscription):
-                    if fresh is not None and subscription is not None \
-                            and fresh.secret_version > subscription.secret_version:
-                        for field in SECRET_FIELDS:
-                            setattr(subscription, field, getattr(fresh, field))
+        if attempt.delivery.secret_version > held.secret_version:
+            async with self._secrets_lock:  # one reread for the attempts that all saw the same rotation
+                if attempt.delivery.secret_version > held.secret_version:
+                    await self._reread_secrets(held)
         return held.signing_secrets(attempt.started_at)
+
+    async def _reread_secrets(self, held: Subscription) -> None:
+        """Take the subscription's current secrets into the objects the session signs with."""
+        try:
+            fresh = await self.engine.bookkeeper.call(claims.reread_secrets, self.subscription_id)
+        except Exception:  # the engine's reread, within a second, brings them too
+            log.exception("push session for subscription %s could not reread its rotated secrets",
+                          self.subscription_id)
+            return
+        for subscription in (held, self.subscription):
+            if fresh is not None and subscription is not None and fresh.secret_version > subscription.secret_version:
+                for field in SECRET_FIELDS:
+                    setattr(subscription, field, getattr(fresh, field))
 
     def _settled(self, count: int) -> None:
         self.in_flight -= count
