@@ -54,7 +54,7 @@ def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateRespo
 @staff_required
 @require_POST
 def message_republish(request: HttpRequest, message_id: uuid.UUID) -> HttpResponse:
-    """Send an unroutable message to the active subscriptions it matches now."""
+    """Send an unroutable message to the subscriptions it matches now."""
     require_permission(request, "delivery.change_delivery")
     message = get_object_or_404(Message, pk=message_id)
     try:

@@ -61,14 +61,17 @@ def subscription_list(request: HttpRequest) -> TemplateResponse:
 
 
 def subscription_counts(subscription_ids: Iterable[int]) -> dict[int, dict[str, int]]:
-    """Count each subscription's deliveries in flight and its dead letters, in one grouped query."""
-    counts: dict[int, dict[str, int]] = defaultdict(lambda: {"in_flight": 0, "dead_letters": 0})
+    """Count each subscription's deliveries in flight, waiting (Delivery.WAITING) and dead-lettered, in one query."""
+    counts: dict[int, dict[str, int]] = defaultdict(lambda: {"in_flight": 0, "waiting": 0, "dead_letters": 0})
     rows = (Delivery.objects.filter(subscription_id__in=list(subscription_ids),
-                                    status__in=[*IN_FLIGHT, Status.DEAD_LETTERED], purged_at__isnull=True)
+                                    status__in=[*IN_FLIGHT, *Delivery.WAITING, Status.DEAD_LETTERED],
+                                    purged_at__isnull=True)
             .values("subscription_id", "status").annotate(n=Count("pk")).order_by())
     for row in rows:
-        key = "dead_letters" if row["status"] == Status.DEAD_LETTERED else "in_flight"
-        counts[row["subscription_id"]][key] += row["n"]
+        tally = counts[row["subscription_id"]]
+        tally["in_flight"] += row["n"] if row["status"] in IN_FLIGHT else 0
+        tally["waiting"] += row["n"] if row["status"] in Delivery.WAITING else 0
+        tally["dead_letters"] += row["n"] if row["status"] == Status.DEAD_LETTERED else 0
     return dict(counts)
 
 
@@ -167,11 +170,11 @@ def first_matching_event_type(subscription: Subscription) -> EventType | None:
 @staff_required
 @require_POST
 def subscription_pause(request: HttpRequest, subscription_id: int) -> HttpResponse:
-    """Pause a subscription: messages published meanwhile are not sent to it."""
+    """Pause a subscription: messages published meanwhile are kept for it until it is resumed."""
     require_permission(request, "subscriptions.pause_subscription")
     subscription = get_object_or_404(Subscription, pk=subscription_id)
     subscription.pause(by=f"by {request.user.get_username()} in the web UI")
-    messages.success(request, f"Subscription {subscription.name} paused.")
+    messages.success(request, f"Subscription {subscription.name} paused: new events wait for it until you resume it.")
     return redirect("console:subscription-detail", subscription_id=subscription.pk)
 
 

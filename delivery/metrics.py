@@ -43,7 +43,7 @@ EXPIRED = Counter(
     "dovecote_deliveries_expired",
     "Deliveries expired before delivery: at an attempt, on the broker, or by the sweeper.", ["where"])
 UNROUTABLE = Counter(
-    "dovecote_messages_unroutable", "Messages published that matched no active subscription (kept, re-publishable).",
+    "dovecote_messages_unroutable", "Messages published that matched no subscription (kept, re-publishable).",
     ["room"])
 REPLAYS = Counter("dovecote_replays", "Dead letters replayed (sent again from attempt 1).", ["room"])
 ATTEMPT_DURATION = Histogram(

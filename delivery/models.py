@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection, models, transaction
-from django.db.models import Case, F, Value, When
+from django.db.models import Case, Count, F, OuterRef, Subquery, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from rooms.models import Room
@@ -86,6 +87,7 @@ class DeliveryState:
     replays: int
     message: MessageState
     ordering_key: str = ""
+    secret_version: int = 0  # its subscription's, when the row was read (Subscription.secret_version)
 
     @property
     def is_final(self) -> bool:
@@ -95,7 +97,7 @@ class DeliveryState:
 STATE_FIELDS = ("pk", "status", "subscription_id", "message_id", "destination", "attempts", "attempt_started_at",
                 "redelivery_count", "replays", "message__correlation_id", "message__event_type",
                 "message__event_version", "message__room_id", "message__expires_at", "message__created_at",
-                "message__traceparent", "ordering_key")
+                "message__traceparent", "ordering_key", "subscription__secret_version")
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,9 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
 
     def unsettled(self) -> DeliveryQuerySet:
         return self.filter(status__in=Delivery.UNSETTLED)
+
+    def waiting(self) -> DeliveryQuerySet:
+        return self.filter(status__in=Delivery.WAITING)
 
     def states(self) -> dict[int, DeliveryState]:
         """Read these deliveries as DeliveryState, with their messages, in one query, by id."""
@@ -237,7 +242,8 @@ class FreshClaim:
     message_id: uuid.UUID
 
 
-# PostgreSQL: claim every fresh attempt of a burst and read back what the push path needs, in one statement.
+# PostgreSQL: claim every fresh attempt of a burst and read back what the push path needs (the subscription's
+# secret version too: a rotation counts from the next attempt), in one statement.
 # Both lock their rows in id order first, as DeliveryQuerySet.update does (no deadlock between batches).
 CLAIM_FRESH_SQL = """
 WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE)
@@ -245,14 +251,14 @@ UPDATE {delivery} AS d
    SET attempts = f.attempt, attempt_started_at = %(now)s, updated_at = %(now)s
   FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(subscriptions)s::bigint[], %(messages)s::uuid[])
          AS f(id, attempt, subscription_id, message_id),
-       {message} AS m
- WHERE d.id = f.id AND m.id = d.message_id AND d.id IN (SELECT id FROM locked)
+       {message} AS m, {subscription} AS s
+ WHERE d.id = f.id AND m.id = d.message_id AND s.id = d.subscription_id AND d.id IN (SELECT id FROM locked)
    AND d.subscription_id = f.subscription_id AND d.message_id = f.message_id
    AND d.status = ANY(%(unsettled)s) AND d.attempts < f.attempt
    AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.attempts, d.attempt_started_at,
           d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at,
-          m.created_at, m.traceparent, d.ordering_key
+          m.created_at, m.traceparent, d.ordering_key, s.secret_version
 """
 
 
@@ -275,6 +281,12 @@ UPDATE {delivery} AS d
 """
 
 
+def claim_fresh_sql() -> str:
+    """CLAIM_FRESH_SQL with this database's table names."""
+    return CLAIM_FRESH_SQL.format(delivery=Delivery._meta.db_table, message=Message._meta.db_table,
+                                  subscription=Subscription._meta.db_table)
+
+
 def claim_params(claims: list[FreshClaim], now: datetime) -> dict[str, Any]:
     """The parameters of CLAIM_FRESH_SQL for these claims."""
     return {"now": now, "unsettled": list(Delivery.UNSETTLED),
@@ -287,11 +299,11 @@ def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
     states = {}
     for (pk, status, subscription_id, message_id, destination, attempts, started, crashes, replays,
          correlation_id, event_type, event_version, room_id, expires_at, published_at, traceparent,
-         ordering_key) in rows:
+         ordering_key, secret_version) in rows:
         message = MessageState(message_id, correlation_id, event_type, event_version, room_id, expires_at,
                                published_at, traceparent)
         states[pk] = DeliveryState(pk, status, subscription_id, message_id, destination, attempts, started,
-                                   crashes, replays, message, ordering_key)
+                                   crashes, replays, message, ordering_key, secret_version or 0)
     return states
 
 
@@ -331,8 +343,7 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         if connection.vendor != "postgresql":
             return None
         with connection.cursor() as cursor:
-            cursor.execute(CLAIM_FRESH_SQL.format(delivery=Delivery._meta.db_table, message=Message._meta.db_table),
-                           claim_params(claims, now))
+            cursor.execute(claim_fresh_sql(), claim_params(claims, now))
             return states_from_rows(cursor.fetchall())
 
 
@@ -348,7 +359,7 @@ class Delivery(models.Model):
         ACKED = "acked"
         DEAD_LETTERED = "dead_lettered", "dead-lettered"
         EXPIRED = "expired"
-        # The message matched no active subscription when it was published: this row (no subscription,
+        # The message matched no subscription when it was published: this row (no subscription,
         # no destination) keeps it findable in the log until it is re-published (delivery/publish.py).
         UNROUTABLE = "unroutable", "unroutable (no subscription matched)"
         # Ordered subscriptions: waiting, never sent, until the deliveries of its ordering key before it
@@ -358,6 +369,9 @@ class Delivery(models.Model):
     FINAL_STATUSES = frozenset({Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.EXPIRED,
                                 Status.UNROUTABLE})
     UNSETTLED = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.LEASED)
+    # Stored for its subscription and not yet delivered, leased or settled: what a subscription has
+    # waiting (a paused one holds them until it is resumed).
+    WAITING = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.HELD)
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
     # Kept (set null) when a subscription is deleted, so the log and the reports keep their history.
@@ -500,3 +514,10 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+def waiting_count() -> Coalesce:
+    """Count a subscription's waiting deliveries, as an annotation of a Subscription queryset."""
+    rows = (Delivery.objects.waiting().filter(subscription=OuterRef("pk"))
+            .order_by().values("subscription").annotate(n=Count("pk")).values("n"))
+    return Coalesce(Subquery(rows), 0)

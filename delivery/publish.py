@@ -57,8 +57,8 @@ class Published:
 def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Published:
     """Check one event, then store it (see store); PublishRejected names each bad field.
 
-    With `only`, the event goes to that subscription alone, if it is active and matches (the
-    console's test event).
+    With `only`, the event goes to that subscription alone, if it matches (the console's test
+    event; a paused subscription holds it until it is resumed).
     """
     if errors := events_errors(room, {0: event}):
         raise PublishRejected(errors["0"])
@@ -78,7 +78,8 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
 
 def store(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
     """Store checked events, each with one pending delivery per subscription whose event types and payload filter
-    it passes (none: one unroutable row); frames go after commit. A delivery to an ordered subscription
+    it passes (none: one unroutable row); frames go after commit, to a paused or disabled subscription's
+    queue too, where they wait for its resume. A delivery to an ordered subscription
     whose ordering key has an earlier one on its way is stored `held` instead (delivery/sequencing.py).
 
     An event whose idempotency key the room saw in the last 24 h is not stored again; its first
@@ -158,7 +159,7 @@ class RepublishRefused(Exception):
 
 
 def republish(message: Message) -> Published:
-    """Send an unroutable message to the active subscriptions it matches now; RepublishRefused says why not.
+    """Send an unroutable message to the subscriptions it matches now; RepublishRefused says why not.
 
     Its unroutable row gives way to one pending delivery per match, in one transaction (the row is
     locked, so two re-publishes never both send it); the frames go after commit, as on publish.
@@ -176,8 +177,8 @@ def republish(message: Message) -> Published:
                                    f"replay its dead letters instead")
         deliveries = deliveries_of(message, routes.subscriptions_for(message, room), now)
         if deliveries[0].status == Delivery.Status.UNROUTABLE:
-            raise RepublishRefused(f"message {message.pk} still matches no active subscription of room "
-                                   f"{room.name!r}: add or resume one first")
+            raise RepublishRefused(f"message {message.pk} still matches no subscription of room "
+                                   f"{room.name!r}: add one, or widen one's event types or payload filter, first")
         Delivery.objects.filter(pk__in=[row.pk for row in held]).delete()
         sequencing.hold_behind(deliveries)
         deliveries = Delivery.objects.bulk_create(deliveries)

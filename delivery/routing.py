@@ -1,10 +1,14 @@
-"""Where a room's events go: its event types and active subscriptions, cached per process.
+"""Where a room's events go: its event types and subscriptions, cached per process.
 
 Every publish needs them; reading them costs two queries. A process keeps them per room with
 the room's `routing_version`, which every change of the room's event types or subscriptions
 raises (rooms.models.Room.routing_changed); a publish reads the room anyway, and reads the rest
-again only when its version moved. So a paused subscription gets nothing published after the
-pause, and a new one everything published after it was made, as without the cache.
+again only when its version moved. So a new subscription gets everything published after it was
+made, as without the cache.
+
+Paused and disabled subscriptions are destinations too: their deliveries are stored and their
+frames wait on their queues (no push session consumes them, a pull is refused) until a resume, or
+until the room's expiration expires them. Pausing never drops an event.
 
 Payload filters (subscriptions/filters.py) are compiled here, once per routing version, so a
 publish only runs each subscription's predicate on its event.
@@ -26,7 +30,7 @@ log = logging.getLogger("delivery.routing")
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """An active subscription with its payload filter compiled (None: no filter)."""
+    """A subscription (active, paused or disabled) with its payload filter compiled (None: no filter)."""
 
     subscription: Subscription
     predicate: Predicate | None
@@ -36,14 +40,14 @@ class Route:
 class Routing:
     version: int
     event_types: dict[tuple[str, str], EventType]  # by (name, version)
-    routes: tuple[Route, ...]  # of the active subscriptions, by id
+    routes: tuple[Route, ...]  # of every subscription of the room, by id
 
     @property
     def subscriptions(self) -> tuple[Subscription, ...]:
         return tuple(route.subscription for route in self.routes)
 
     def subscriptions_for(self, message: Message, room: Room, *, only: int | None = None) -> list[Subscription]:
-        """Return the active subscriptions (or only the one with id `only`) whose filters `message` passes."""
+        """Return the subscriptions (or only the one with id `only`) whose filters `message` passes."""
         document = None
         chosen = []
         for route in self.routes:
@@ -67,7 +71,7 @@ _lock = threading.Lock()
 
 
 def routing(room: Room) -> Routing:
-    """Return the room's event types and active subscriptions as of `room.routing_version`."""
+    """Return the room's event types and subscriptions as of `room.routing_version`."""
     with _lock:
         cached = _routings.get(room.pk)
     if cached is not None and cached.version == room.routing_version:
@@ -76,7 +80,7 @@ def routing(room: Room) -> Routing:
         version=room.routing_version,  # read before them: a change meanwhile makes the next publish read again
         event_types={(t.name, t.version): t for t in EventType.objects.filter(room=room)},
         routes=tuple(Route(s, compiled_filter(s))
-                     for s in Subscription.objects.filter(room=room, status=Subscription.Status.ACTIVE).order_by("pk")),
+                     for s in Subscription.objects.filter(room=room).order_by("pk")),
     )
     with _lock:
         _routings[room.pk] = fresh

@@ -79,6 +79,9 @@ class Subscription(models.Model):
     # After a rotation, the secret it replaced keeps signing too (a second signature) until this time.
     previous_signing_secret = EncryptedTextField(blank=True, default="")
     previous_secret_until = models.DateTimeField(null=True, blank=True)
+    # Raised by every change of the secrets above. The push path reads it with each delivery it claims, and
+    # a session holding older secrets rereads them before signing: a rotation counts from the next attempt.
+    secret_version = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
     # The circuit breaker (subscriptions/breaker.py): overrides of the room's settings (null: the room's)…
@@ -222,8 +225,9 @@ class Subscription(models.Model):
         )
 
     def pause(self, *, by: str) -> None:
-        """Stop new messages reaching this subscription, saying who paused it, where and when (`by`: "by ann
-        in the web UI"); a disabled one keeps the reason it was disabled."""
+        """Hold this subscription's deliveries until it is resumed (what is published meanwhile is kept for it),
+        saying who paused it, where and when (`by`: "by ann in the web UI"); a disabled one keeps the reason it
+        was disabled."""
         if self.status == self.Status.PAUSED:
             return
         if self.status == self.Status.ACTIVE:
@@ -246,7 +250,7 @@ class Subscription(models.Model):
         self.save(update_fields=["status", "status_reason", "updated_at"])
 
     def disable(self, reason: str) -> None:
-        """Stop deliveries until resumed, keeping the reason for the operator."""
+        """Hold deliveries until resumed (as a pause does), keeping the reason for the operator."""
         self.status = self.Status.DISABLED
         self.status_reason = reason
         self.save(update_fields=["status", "status_reason", "updated_at"])
@@ -277,14 +281,19 @@ class Subscription(models.Model):
         else:
             self.previous_signing_secret, self.previous_secret_until = "", None
         self.signing_secret = new_signing_secret()
-        self.save(update_fields=["signing_secret", "previous_signing_secret", "previous_secret_until",
-                                 "updated_at"])
+        self._save_secrets()
         return self.signing_secret
 
     def end_secret_overlap(self) -> None:
         """Stop signing with the previous secret now, before its overlap window ends."""
         self.previous_signing_secret, self.previous_secret_until = "", None
-        self.save(update_fields=["previous_signing_secret", "previous_secret_until", "updated_at"])
+        self._save_secrets()
+
+    def _save_secrets(self) -> None:
+        """Save the signing secrets and raise their version, which tells every push session to reread them."""
+        self.secret_version = models.F("secret_version") + 1
+        self.save(update_fields=[*SECRET_FIELDS, "updated_at"])
+        self.refresh_from_db(fields=["secret_version"])
 
     def old_secret_until(self, now: datetime | None = None) -> datetime | None:
         """When the previous secret stops signing, if it still does (None: only the current one signs)."""
@@ -320,6 +329,8 @@ class BreakerTransition(models.Model):
         return f"{self.subscription_id}: {self.from_state} → {self.to_state} at {self.at:%Y-%m-%d %H:%M:%S}"
 
 
+# What signs a push: written together (Subscription._save_secrets), reread together by a push session.
+SECRET_FIELDS = ("signing_secret", "previous_signing_secret", "previous_secret_until", "secret_version")
 SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full
 # Fields a save may change without changing where its room's events go (the last error, per failure).
 NOT_ROUTING = frozenset({"last_error", "last_error_at"})

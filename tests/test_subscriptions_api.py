@@ -282,16 +282,19 @@ def test_pausing_a_disabled_subscription_keeps_why_it_was_disabled(client: Clien
     assert (reply["status"], reply["status_reason"]) == ("paused", "answered 410 Gone")
 
 
-def test_a_paused_subscription_gets_no_new_messages_until_resumed(client: Client, admin_key: str, api_room: Room,
-                                                                  subscription: Subscription,
-                                                                  sessions: list) -> None:
+def test_a_paused_subscription_keeps_what_is_published_and_counts_it_waiting(client: Client, admin_key: str,
+                                                                            api_room: Room, subscription: Subscription,
+                                                                            sessions: list) -> None:
     event = {"event_type": "order.created", "event_version": "1", "payload": {}}
     publish = f"/api/v1/rooms/{api_room.pk}/messages/"
-    call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/pause/", None, admin_key)
-    assert call_api(client, "post", publish, event, admin_key).json()["destinations"] == []
-    call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/resume/", None, admin_key)
+    paused = call_api(client, "post", f"/api/v1/subscriptions/{subscription.pk}/pause/", None, admin_key).json()
+    assert paused["waiting"] == 0
     destinations = call_api(client, "post", publish, event, admin_key).json()["destinations"]
     assert destinations == [{"subscription_id": subscription.pk, "destination": subscription.destination}]
+    reply = call_api(client, "get", f"/api/v1/subscriptions/{subscription.pk}/", None, admin_key).json()
+    listed = call_api(client, "get", f"/api/v1/rooms/{api_room.pk}/subscriptions/", None, admin_key).json()
+    assert reply["waiting"] == 1 and [s["waiting"] for s in listed["results"]] == [1]
+    assert sessions == []  # nothing starts delivering to it until it is resumed
 
 
 def test_resuming_a_disabled_push_subscription_clears_the_reason_and_starts_a_session(

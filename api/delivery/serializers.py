@@ -33,8 +33,8 @@ class PublishReplySerializer(serializers.Serializer):
     message_id = serializers.UUIDField()
     correlation_id = serializers.CharField()
     destination_count = serializers.IntegerField(
-        help_text="How many destinations the event was sent to; 0: it matched no active subscription and is "
-                  "in the message log as `unroutable` until it is re-published.")
+        help_text="How many destinations the event was sent to (paused subscriptions too: they hold it); 0: it "
+                  "matched no subscription and is in the message log as `unroutable` until it is re-published.")
     destinations = DestinationSerializer(many=True)
 
 

@@ -212,8 +212,8 @@ class MessageDetailView(APIView):
 class RepublishView(APIView):
     @extend_schema(operation_id="messages_republish", tags=["messages"], request=None,
                    summary="Re-publish an unroutable message",
-                   description="Sends a message that matched no active subscription when it was published "
-                               "(status `unroutable`) to the active subscriptions it matches now. 409 when "
+                   description="Sends a message that matched no subscription when it was published "
+                               "(status `unroutable`) to the subscriptions it matches now. 409 when "
                                "it is not unroutable or still matches none.",
                    responses={202: PublishReplySerializer, **error_responses(403, 404, 409)})
     def post(self, request: Request, message_id: uuid.UUID) -> Response:

@@ -19,6 +19,7 @@ from api.rooms.serializers import (
     merged,
     multiplier_field,
 )
+from delivery.models import Delivery
 from dovecote.inputs import BodyModelSerializer, BodySerializer
 from rooms.models import Room
 from subscriptions import filters
@@ -165,6 +166,10 @@ class SubscriptionSerializer(BodyModelSerializer):
         read_only=True, allow_null=True,
         help_text="Push: a 429 or 503 with Retry-After pauses the whole subscription until this time.")
     destination = serializers.CharField(read_only=True, help_text="The broker queue, `room-{r}::subscription-{s}`.")
+    waiting = serializers.SerializerMethodField(
+        help_text="Events stored for it and not yet delivered or pulled (pending, queued, retrying, or held "
+                  "behind their ordering key). A paused or disabled subscription keeps them until it is resumed, "
+                  "or until the room's expiration expires them.")
     breaker_failure_threshold = breaker_field("breaker_failure_threshold", required=False, allow_null=True)
     breaker_failure_ratio = breaker_field("breaker_failure_ratio", required=False, allow_null=True)
     breaker_window_s = breaker_field("breaker_window_s", required=False, allow_null=True)
@@ -191,7 +196,7 @@ class SubscriptionSerializer(BodyModelSerializer):
         fields = ["id", "room", "name", "type", "push_url", "event_types", "filter", "ordering", "delivery_delay_ms",
                   "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "max_in_flight",
                   "timeout_ms", "max_per_second", "throttled_until", *BREAKER_FIELDS, "breaker_on_disable", "status",
-                  "status_reason", "destination",
+                  "status_reason", "destination", "waiting",
                   "signing_secret", "previous_secret_until", "breaker", "last_error", "last_error_at", "created_at",
                   "updated_at"]
         read_only_fields = ["id", "status", "status_reason", "last_error", "last_error_at", "created_at",
@@ -210,6 +215,13 @@ class SubscriptionSerializer(BodyModelSerializer):
         if self.context.get("reveal_secret"):
             return subscription.signing_secret
         return subscription.masked_secret()
+
+    @extend_schema_field(serializers.IntegerField(min_value=0))
+    def get_waiting(self, subscription: Subscription) -> int:
+        counted = getattr(subscription, "waiting", None)  # annotated by the list (delivery.models.waiting_count)
+        if counted is not None:
+            return counted
+        return Delivery.objects.filter(subscription=subscription).waiting().count()
 
     @extend_schema_field(serializers.DateTimeField(allow_null=True))
     def get_previous_secret_until(self, subscription: Subscription) -> str | None:

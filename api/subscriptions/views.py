@@ -25,6 +25,7 @@ from api.subscriptions.serializers import (
     SubscriptionSerializer,
 )
 from delivery.actions import delete_subscription, resume_subscription
+from delivery.models import waiting_count
 from subscriptions.models import Subscription
 
 
@@ -61,7 +62,8 @@ class SubscriptionListView(generics.ListCreateAPIView):
 
     def get_queryset(self) -> QuerySet[Subscription]:
         given = read_filters(SubscriptionFilters, self.request)
-        return usable_room(self.request, self.kwargs["room_id"]).subscriptions.filter(**given)
+        subscriptions = usable_room(self.request, self.kwargs["room_id"]).subscriptions.filter(**given)
+        return subscriptions.annotate(waiting=waiting_count())
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         room = usable_room(request, self.kwargs["room_id"])
@@ -116,8 +118,10 @@ class PauseView(APIView):
     @extend_schema(
         operation_id="subscriptions_pause",
         summary="Pause a subscription",
-        description="Messages published while it is paused are not sent to it; those already queued wait "
-                    "until it is resumed. Pausing a paused subscription changes nothing.",
+        description="Pause holds: events published while it is paused are stored for it and wait, with those "
+                    "already queued, until it is resumed (the room's expiration still applies); `waiting` counts "
+                    "them. A pull from a paused subscription is refused (409). Pausing a paused subscription "
+                    "changes nothing.",
         request=None, responses={200: SubscriptionSerializer, **error_responses(403, 404)},
     )
     def post(self, request: Request, subscription_id: int) -> Response:
@@ -130,8 +134,9 @@ class ResumeView(APIView):
     @extend_schema(
         operation_id="subscriptions_resume",
         summary="Resume a paused or disabled subscription",
-        description="Makes it active, clears `status_reason`, and for push starts delivering what is queued. "
-                    "Resuming an active subscription changes nothing.",
+        description="Makes it active, clears `status_reason`, and for push starts delivering what waits, in "
+                    "publish order (one event per ordering key at a time). Resuming an active subscription "
+                    "changes nothing.",
         request=None, responses={200: SubscriptionSerializer, **error_responses(403, 404)},
     )
     def post(self, request: Request, subscription_id: int) -> Response:
@@ -145,7 +150,7 @@ class RotateSecretView(APIView):
         operation_id="subscriptions_rotate_secret",
         summary="Replace a push subscription's signing secret, with an overlap",
         description="The reply shows the new secret in full. Deliveries are signed with it from the next "
-                    "attempt on (within about a second). The old secret keeps signing each push too, a second "
+                    "attempt on, on every worker. The old secret keeps signing each push too, a second "
                     "signature in `webhook-signature`, for `overlap_seconds` (default 24 hours): receivers "
                     "verifying with either secret accept it. `previous_secret_until` in the reply says when the "
                     "old secret stops being used; end-secret-overlap ends it early. Rotating during an overlap "

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from delivery.models import Delivery
-from subscriptions.models import Subscription
+from subscriptions.models import SECRET_FIELDS, Subscription
 
 START_GRACE = timedelta(seconds=15)  # how long an enqueued session may wait for a worker
 CLAIM_TTL = timedelta(seconds=5)  # renewed every second by a running engine; lapses after its worker dies
@@ -98,3 +98,8 @@ def retries_due_soon(subscription_ids: list[int]) -> set[int]:
     return set(Delivery.objects.filter(subscription_id__in=subscription_ids, status=Delivery.Status.RETRYING,
                                        next_attempt_at__lte=timezone.now() + LOOKAHEAD)
                .values_list("subscription_id", flat=True).distinct())
+
+
+def reread_secrets(subscription_id: int) -> Subscription | None:
+    """Return the subscription with only its signing secrets and their version read (None: deleted)."""
+    return Subscription.objects.only(*SECRET_FIELDS).filter(pk=subscription_id).first()

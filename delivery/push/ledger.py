@@ -25,13 +25,12 @@ from django.utils import timezone
 
 from delivery.attempts import Attempt
 from delivery.models import (
-    CLAIM_FRESH_SQL,
     RECORD_DELIVERED_SQL,
     Delivery,
     DeliveryAttempt,
     DeliveryState,
     FreshClaim,
-    Message,
+    claim_fresh_sql,
     claim_params,
     delivered_params,
     states_from_rows,
@@ -101,7 +100,7 @@ class Ledger:
         self._connections: dict[str, psycopg.AsyncConnection[Any]] = {}
         self._claims: _Coalescer[FreshClaim, Claimed] = _Coalescer(self._claim)
         self._successes: _Coalescer[tuple[Attempt, PushResult], None] = _Coalescer(self._record)
-        self._claim_sql = CLAIM_FRESH_SQL.format(delivery=Delivery._meta.db_table, message=Message._meta.db_table)
+        self._claim_sql = claim_fresh_sql()
         self._record_sql = RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table,
                                                        attempts=DeliveryAttempt._meta.db_table)
 

@@ -14,6 +14,10 @@ a 429 or 503 with Retry-After pauses it until then (and the row's `throttled_unt
 sessions that come after). An attempt already judged but not yet POSTed when that happens is
 withdrawn: its claim undone, its frame back in the inbox, taken again when POSTs may start.
 
+Each claim reads the subscription's secret version with the delivery: an attempt that sees a newer
+one than the session holds (a rotation since the engine's last reread) rereads the secrets before
+signing.
+
 The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
 memory: while it is open, the frames taken are put back on the broker until the next probe time
 (no attempt starts, none is counted); once that time comes, the breaker turns half-open and one
@@ -51,7 +55,7 @@ from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
 from delivery.transports import PushRequest, PushResult, PushTransport
 from dovecote import tracing
-from subscriptions.models import Subscription
+from subscriptions.models import SECRET_FIELDS, Subscription
 
 log = logging.getLogger("delivery.push")
 
@@ -105,6 +109,7 @@ class PushSession:
         self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
         self._token_waiters = 0  # POSTs waiting for a token
         self._token_lock = asyncio.Lock()  # one take at a time
+        self._secrets_lock = asyncio.Lock()  # one reread of the signing secrets at a time
 
     # -- what the engine tells a session ----------------------------------------------------------
 
@@ -404,12 +409,13 @@ class PushSession:
         withdrawn = False
         try:
             await self._token()  # the subscription's rate limit, before the attempt's span starts
+            secrets = await self._signing_secrets(attempt)
             if not self._may_post():  # nothing awaited from here to the POST: a 410 or 429 read meanwhile counts
                 withdrawn = True
                 await self._withdraw(attempt)
                 return
             span, traceparent = trace_attempt(attempt)
-            result = await self.engine.transport.post(self._request(attempt, traceparent))
+            result = await self.engine.transport.post(self._request(attempt, traceparent, secrets))
             if (until := self._heed(result)) is not None:
                 await self._record_throttle(until)
             await self._record(attempt, result, span)
@@ -422,11 +428,10 @@ class PushSession:
             else:
                 self._settled(1)
 
-    def _request(self, attempt: Attempt, traceparent: str) -> PushRequest:
+    def _request(self, attempt: Attempt, traceparent: str, secrets: tuple[str, ...]) -> PushRequest:
         """The signed request of an attempt, with the trace context the receiver continues from."""
         subscription = attempt.arrival.subscription
         message = attempt.delivery.message
-        secrets = subscription.signing_secrets(attempt.started_at)
         return PushRequest(url=subscription.push_url, body=attempt.frame.body, message_id=str(message.id),
                            correlation_id=message.correlation_id, attempt=attempt.attempt,
                            signing_secret=secrets[0], previous_secret=secrets[1] if len(secrets) > 1 else "",
@@ -467,6 +472,28 @@ class PushSession:
         finally:
             if settling is not None:
                 settling.end()
+
+    async def _signing_secrets(self, attempt: Attempt) -> tuple[str, ...]:
+        """The secrets that sign this attempt: reread first if its claim saw a newer version (a rotation just now)."""
+        held = attempt.arrival.subscription
+        if attempt.delivery.secret_version > held.secret_version:
+            async with self._secrets_lock:  # one reread for the attempts that all saw the same rotation
+                if attempt.delivery.secret_version > held.secret_version:
+                    await self._reread_secrets(held)
+        return held.signing_secrets(attempt.started_at)
+
+    async def _reread_secrets(self, held: Subscription) -> None:
+        """Take the subscription's current secrets into the objects the session signs with."""
+        try:
+            fresh = await self.engine.bookkeeper.call(claims.reread_secrets, self.subscription_id)
+        except Exception:  # the engine's reread, within a second, brings them too
+            log.exception("push session for subscription %s could not reread its rotated secrets",
+                          self.subscription_id)
+            return
+        for subscription in (held, self.subscription):
+            if fresh is not None and subscription is not None and fresh.secret_version > subscription.secret_version:
+                for field in SECRET_FIELDS:
+                    setattr(subscription, field, getattr(fresh, field))
 
     def _settled(self, count: int) -> None:
         self.settled += count

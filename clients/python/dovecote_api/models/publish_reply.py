@@ -19,8 +19,8 @@ class PublishReply:
     message_id: UUID
     correlation_id: str
     destination_count: int
-    """ How many destinations the event was sent to; 0: it matched no active subscription and is in the message log
-    as `unroutable` until it is re-published. """
+    """ How many destinations the event was sent to (paused subscriptions too: they hold it); 0: it matched no
+    subscription and is in the message log as `unroutable` until it is re-published. """
     destinations: list[Destination]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 

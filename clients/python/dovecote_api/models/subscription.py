@@ -41,6 +41,10 @@ class Subscription:
     status_reason: str
     destination: str
     """ The broker queue, `room-{r}::subscription-{s}`. """
+    waiting: int
+    """ Events stored for it and not yet delivered or pulled (pending, queued, retrying, or held behind their
+    ordering key). A paused or disabled subscription keeps them until it is resumed, or until the room's expiration
+    expires them. """
     signing_secret: None | str
     """ Push only: in full in the create and rotate-secret replies, else masked. """
     previous_secret_until: datetime.datetime | None
@@ -119,6 +123,8 @@ class Subscription:
         status_reason = self.status_reason
 
         destination = self.destination
+
+        waiting = self.waiting
 
         signing_secret: None | str
         signing_secret = self.signing_secret
@@ -248,6 +254,7 @@ class Subscription:
                 "status": status,
                 "status_reason": status_reason,
                 "destination": destination,
+                "waiting": waiting,
                 "signing_secret": signing_secret,
                 "previous_secret_until": previous_secret_until,
                 "breaker": breaker,
@@ -329,6 +336,8 @@ class Subscription:
         status_reason = d.pop("status_reason")
 
         destination = d.pop("destination")
+
+        waiting = d.pop("waiting")
 
         def _parse_signing_secret(data: object) -> None | str:
             if data is None:
@@ -527,6 +536,7 @@ class Subscription:
             status=status,
             status_reason=status_reason,
             destination=destination,
+            waiting=waiting,
             signing_secret=signing_secret,
             previous_secret_until=previous_secret_until,
             breaker=breaker,

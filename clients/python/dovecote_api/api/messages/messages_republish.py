@@ -89,8 +89,8 @@ def sync_detailed(
 ) -> Response[Error | FieldErrors | PublishReply]:
     """Re-publish an unroutable message
 
-     Sends a message that matched no active subscription when it was published (status `unroutable`) to
-    the active subscriptions it matches now. 409 when it is not unroutable or still matches none.
+     Sends a message that matched no subscription when it was published (status `unroutable`) to the
+    subscriptions it matches now. 409 when it is not unroutable or still matches none.
 
     Args:
         message_id (UUID):
@@ -121,8 +121,8 @@ def sync(
 ) -> Error | FieldErrors | PublishReply | None:
     """Re-publish an unroutable message
 
-     Sends a message that matched no active subscription when it was published (status `unroutable`) to
-    the active subscriptions it matches now. 409 when it is not unroutable or still matches none.
+     Sends a message that matched no subscription when it was published (status `unroutable`) to the
+    subscriptions it matches now. 409 when it is not unroutable or still matches none.
 
     Args:
         message_id (UUID):
@@ -148,8 +148,8 @@ async def asyncio_detailed(
 ) -> Response[Error | FieldErrors | PublishReply]:
     """Re-publish an unroutable message
 
-     Sends a message that matched no active subscription when it was published (status `unroutable`) to
-    the active subscriptions it matches now. 409 when it is not unroutable or still matches none.
+     Sends a message that matched no subscription when it was published (status `unroutable`) to the
+    subscriptions it matches now. 409 when it is not unroutable or still matches none.
 
     Args:
         message_id (UUID):
@@ -178,8 +178,8 @@ async def asyncio(
 ) -> Error | FieldErrors | PublishReply | None:
     """Re-publish an unroutable message
 
-     Sends a message that matched no active subscription when it was published (status `unroutable`) to
-    the active subscriptions it matches now. 409 when it is not unroutable or still matches none.
+     Sends a message that matched no subscription when it was published (status `unroutable`) to the
+    subscriptions it matches now. 409 when it is not unroutable or still matches none.
 
     Args:
         message_id (UUID):

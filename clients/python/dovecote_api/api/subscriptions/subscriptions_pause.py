@@ -80,8 +80,9 @@ def sync_detailed(
 ) -> Response[Error | Subscription]:
     """Pause a subscription
 
-     Messages published while it is paused are not sent to it; those already queued wait until it is
-    resumed. Pausing a paused subscription changes nothing.
+     Pause holds: events published while it is paused are stored for it and wait, with those already
+    queued, until it is resumed (the room's expiration still applies); `waiting` counts them. A pull
+    from a paused subscription is refused (409). Pausing a paused subscription changes nothing.
 
     Args:
         subscription_id (int):
@@ -112,8 +113,9 @@ def sync(
 ) -> Error | Subscription | None:
     """Pause a subscription
 
-     Messages published while it is paused are not sent to it; those already queued wait until it is
-    resumed. Pausing a paused subscription changes nothing.
+     Pause holds: events published while it is paused are stored for it and wait, with those already
+    queued, until it is resumed (the room's expiration still applies); `waiting` counts them. A pull
+    from a paused subscription is refused (409). Pausing a paused subscription changes nothing.
 
     Args:
         subscription_id (int):
@@ -139,8 +141,9 @@ async def asyncio_detailed(
 ) -> Response[Error | Subscription]:
     """Pause a subscription
 
-     Messages published while it is paused are not sent to it; those already queued wait until it is
-    resumed. Pausing a paused subscription changes nothing.
+     Pause holds: events published while it is paused are stored for it and wait, with those already
+    queued, until it is resumed (the room's expiration still applies); `waiting` counts them. A pull
+    from a paused subscription is refused (409). Pausing a paused subscription changes nothing.
 
     Args:
         subscription_id (int):
@@ -169,8 +172,9 @@ async def asyncio(
 ) -> Error | Subscription | None:
     """Pause a subscription
 
-     Messages published while it is paused are not sent to it; those already queued wait until it is
-    resumed. Pausing a paused subscription changes nothing.
+     Pause holds: events published while it is paused are stored for it and wait, with those already
+    queued, until it is resumed (the room's expiration still applies); `waiting` counts them. A pull
+    from a paused subscription is refused (409). Pausing a paused subscription changes nothing.
 
     Args:
         subscription_id (int):

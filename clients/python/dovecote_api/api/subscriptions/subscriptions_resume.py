@@ -80,8 +80,8 @@ def sync_detailed(
 ) -> Response[Error | Subscription]:
     """Resume a paused or disabled subscription
 
-     Makes it active, clears `status_reason`, and for push starts delivering what is queued. Resuming an
-    active subscription changes nothing.
+     Makes it active, clears `status_reason`, and for push starts delivering what waits, in publish order
+    (one event per ordering key at a time). Resuming an active subscription changes nothing.
 
     Args:
         subscription_id (int):
@@ -112,8 +112,8 @@ def sync(
 ) -> Error | Subscription | None:
     """Resume a paused or disabled subscription
 
-     Makes it active, clears `status_reason`, and for push starts delivering what is queued. Resuming an
-    active subscription changes nothing.
+     Makes it active, clears `status_reason`, and for push starts delivering what waits, in publish order
+    (one event per ordering key at a time). Resuming an active subscription changes nothing.
 
     Args:
         subscription_id (int):
@@ -139,8 +139,8 @@ async def asyncio_detailed(
 ) -> Response[Error | Subscription]:
     """Resume a paused or disabled subscription
 
-     Makes it active, clears `status_reason`, and for push starts delivering what is queued. Resuming an
-    active subscription changes nothing.
+     Makes it active, clears `status_reason`, and for push starts delivering what waits, in publish order
+    (one event per ordering key at a time). Resuming an active subscription changes nothing.
 
     Args:
         subscription_id (int):
@@ -169,8 +169,8 @@ async def asyncio(
 ) -> Error | Subscription | None:
     """Resume a paused or disabled subscription
 
-     Makes it active, clears `status_reason`, and for push starts delivering what is queued. Resuming an
-    active subscription changes nothing.
+     Makes it active, clears `status_reason`, and for push starts delivering what waits, in publish order
+    (one event per ordering key at a time). Resuming an active subscription changes nothing.
 
     Args:
         subscription_id (int):

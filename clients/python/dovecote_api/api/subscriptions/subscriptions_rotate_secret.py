@@ -104,11 +104,11 @@ def sync_detailed(
 ) -> Response[Error | FieldErrors | Subscription]:
     """Replace a push subscription's signing secret, with an overlap
 
-     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
-    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
-    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
-    overlap ends it early. Rotating during an overlap drops the oldest secret.
+     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on, on
+    every worker. The old secret keeps signing each push too, a second signature in `webhook-signature`,
+    for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept it.
+    `previous_secret_until` in the reply says when the old secret stops being used; end-secret-overlap
+    ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
@@ -142,11 +142,11 @@ def sync(
 ) -> Error | FieldErrors | Subscription | None:
     """Replace a push subscription's signing secret, with an overlap
 
-     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
-    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
-    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
-    overlap ends it early. Rotating during an overlap drops the oldest secret.
+     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on, on
+    every worker. The old secret keeps signing each push too, a second signature in `webhook-signature`,
+    for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept it.
+    `previous_secret_until` in the reply says when the old secret stops being used; end-secret-overlap
+    ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
@@ -175,11 +175,11 @@ async def asyncio_detailed(
 ) -> Response[Error | FieldErrors | Subscription]:
     """Replace a push subscription's signing secret, with an overlap
 
-     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
-    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
-    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
-    overlap ends it early. Rotating during an overlap drops the oldest secret.
+     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on, on
+    every worker. The old secret keeps signing each push too, a second signature in `webhook-signature`,
+    for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept it.
+    `previous_secret_until` in the reply says when the old secret stops being used; end-secret-overlap
+    ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
@@ -211,11 +211,11 @@ async def asyncio(
 ) -> Error | FieldErrors | Subscription | None:
     """Replace a push subscription's signing secret, with an overlap
 
-     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on
-    (within about a second). The old secret keeps signing each push too, a second signature in `webhook-
-    signature`, for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept
-    it. `previous_secret_until` in the reply says when the old secret stops being used; end-secret-
-    overlap ends it early. Rotating during an overlap drops the oldest secret.
+     The reply shows the new secret in full. Deliveries are signed with it from the next attempt on, on
+    every worker. The old secret keeps signing each push too, a second signature in `webhook-signature`,
+    for `overlap_seconds` (default 24 hours): receivers verifying with either secret accept it.
+    `previous_secret_until` in the reply says when the old secret stops being used; end-secret-overlap
+    ends it early. Rotating during an overlap drops the oldest secret.
 
     Args:
         subscription_id (int):
