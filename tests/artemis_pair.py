@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import stomp
@@ -130,3 +131,12 @@ def wait_for_log(pair: ArtemisPair, broker: Broker, marker: str, timeout: float 
         assert broker.process is not None and broker.process.poll() is None, \
             f"the {broker.role} exited with {broker.process and broker.process.returncode}\n{pair.logs()}"
         time.sleep(0.2)
+
+
+def logged_at(broker: Broker, marker: str) -> float:
+    """When the broker logged `marker` first (epoch seconds; Artemis logs this machine's local time)."""
+    for line in broker.log_text(tail=10**7).splitlines():
+        if marker in line:
+            stamp = datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f").astimezone()  # local time, as logged
+            return stamp.timestamp()
+    raise AssertionError(f"the {broker.role} never logged {marker}")
