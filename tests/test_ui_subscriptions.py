@@ -59,7 +59,8 @@ def test_a_pull_subscription_with_overrides_goes_to_its_page(staff_client: Clien
 @pytest.mark.parametrize(("change", "message"), [
     ({"push_url": ""}, "A push subscription needs a push URL."),
     ({"type": "pull"}, "A pull subscription takes no push URL."),
-    ({"push_url": "http://10.1.2.3/hook"}, "Refused: 10.1.2.3 resolves to 10.1.2.3, a private address."),
+    ({"push_url": "http://10.1.2.3/hook"}, "Refused: 10.1.2.3 resolves to 10.1.2.3, a private address; an operator can "
+                                              "allow it (or only port 80 of it) with DOVECOTE_PUSH_ALLOW_HOSTS."),
     ({"push_url": "ftp://example.com/"}, "Refused: the scheme must be http or https"),
     ({"push_url": "not a url"}, "Enter a valid URL."),
     ({"delivery_delay_ms": "5000", "max_delivery_delay_ms": "1000"}, "Must be at least the delay (5000 ms)"),
