@@ -115,6 +115,7 @@ class Budget:
 REFERENCES = ("$ref", "$dynamicRef")
 REFERENCE_STEPS = 5
 QUOTE_CHARS = 200  # of a payload value, in an error message
+LONG_INT_BITS = 640  # about 192 digits
 _current: ContextVar[Budget | None] = ContextVar("schema_budget", default=None)
 
 
@@ -222,8 +223,17 @@ class QuotedDict(dict):
         return quote(self)
 
 
+class QuotedInt(int):
+    """A payload's integer too long to quote whole (up to 4,300 digits), which error messages quote cut short."""
+
+    def __repr__(self) -> str:
+        return quote(int(self))
+
+
 def quotable(value: Any) -> Any:
     """Return a copy of a JSON value that error messages quote in at most QUOTE_CHARS characters (rule 5)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > LONG_INT_BITS:
+        return QuotedInt(value)
     if isinstance(value, str):
         return QuotedStr(value)
     if isinstance(value, list):
@@ -323,7 +333,7 @@ def is_multiple(number: int | float, divisor: int | float) -> bool:
 def multiple_of(validator: Any, divisor: Any, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
     """Apply `multipleOf` without overflowing (rule 3)."""
     if validator.is_type(instance, "number") and not is_multiple(instance, divisor):
-        yield jsonschema.ValidationError(f"{instance!r} is not a multiple of {divisor}")
+        yield jsonschema.ValidationError(f"{quote(instance)} is not a multiple of {quote(divisor)}")
 
 
 def _keywords() -> dict[str, Keyword]:
