@@ -38,6 +38,7 @@ import jsonschema._utils
 import jsonschema.protocols
 import jsonschema.validators
 import re2
+import referencing.exceptions
 
 Keyword: TypeAlias = Callable[[Any, Any, Any, Any], Iterable[jsonschema.ValidationError] | None]  # noqa: UP040
 
@@ -105,6 +106,7 @@ class Budget:
     def __init__(self, steps: int) -> None:
         self.limit = steps
         self.left = steps
+        self.walks: dict[int, int] = {}  # what an unevaluated* keyword's walk weighs, by id of its schema
 
     def spend(self, steps: int) -> None:
         self.left -= steps
@@ -155,8 +157,8 @@ def steps(keyword: str, value: Any, instance: Any, schema: Any) -> int:
 
     Most keywords read the members of their value and of the instance once. A reference is
     looked up (measured: as slow as five keywords); `const` and `enum` compare whole values;
-    `uniqueItems` reads every item whole; `patternProperties` (and `unevaluatedProperties`, which
-    applies it again) matches each of the instance's names against each pattern.
+    `uniqueItems` reads every item whole; `patternProperties` matches each of the instance's names
+    against each pattern. (The unevaluated keywords add what their walk weighs: `walk_weight`.)
     """
     if keyword in REFERENCES:
         return REFERENCE_STEPS
@@ -164,7 +166,7 @@ def steps(keyword: str, value: Any, instance: Any, schema: Any) -> int:
         return nodes(value)
     if keyword == "uniqueItems":
         return nodes(instance) if isinstance(instance, list) else 1
-    if keyword in ("patternProperties", "unevaluatedProperties") and isinstance(schema, dict):
+    if keyword == "patternProperties" and isinstance(schema, dict):
         patterns = schema.get("patternProperties")
         return 1 + breadth(value) + breadth(instance) * (1 + (len(patterns) if isinstance(patterns, dict) else 0))
     return 1 + breadth(value) + breadth(instance)
@@ -289,11 +291,57 @@ def unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Ite
             return
 
 
+def walk_weight(validator: Any, schema: Any, active: Budget) -> int:
+    """Weigh what jsonschema's unevaluated* keywords walk from `schema`, per member of the instance.
+
+    They visit the subschemas applied in place (allOf, anyOf, oneOf, if, then, else,
+    dependentSchemas, references followed), and at each may try every member of the instance
+    against a subschema or a pattern: each visited subschema weighs 1 plus its patterns, each
+    reference REFERENCE_STEPS more. Weighed once per schema and budget; a walk heavier than what
+    the budget has left (a loop of references among them, say) stops with BudgetSpent.
+    """
+    if (known := active.walks.get(id(schema))) is not None:
+        return known
+    weight = 0
+    stack = [(validator._resolver, schema)]
+    while stack:
+        resolver, node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        weight += 1 + breadth(node.get("patternProperties"))
+        if weight > active.left:
+            raise BudgetSpent(active.limit)
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            if isinstance(subschemas := node.get(keyword), list):
+                stack.extend((resolver, subschema) for subschema in subschemas)
+        stack.extend((resolver, node[keyword]) for keyword in ("if", "then", "else") if keyword in node)
+        if isinstance(dependent := node.get("dependentSchemas"), dict):
+            stack.extend((resolver, subschema) for subschema in dependent.values())
+        for keyword in REFERENCES:
+            if isinstance(ref := node.get(keyword), str):
+                try:
+                    resolved = resolver.lookup(ref)
+                except referencing.exceptions.Unresolvable:
+                    continue
+                weight += REFERENCE_STEPS
+                stack.append((resolved.resolver, resolved.contents))
+    active.walks[id(schema)] = weight
+    return weight
+
+
+def spend_on_walk(validator: Any, schema: Any, instance: Any) -> None:
+    """Spend what an unevaluated* keyword's walk over `instance` costs (see walk_weight)."""
+    active = _current.get()
+    if active is not None:
+        active.spend(walk_weight(validator, schema, active) * (1 + breadth(instance)))
+
+
 def unevaluated_items(validator: Any, unevaluated: Any, instance: Any, schema: Any,
                       ) -> Iterator[jsonschema.ValidationError]:
     """Apply `unevaluatedItems` as jsonschema does, looking indexes up in a set (its list made it quadratic)."""
     if not validator.is_type(instance, "array"):
         return
+    spend_on_walk(validator, schema, instance)
     evaluated = set(jsonschema._utils.find_evaluated_item_indexes_by_schema(validator, instance, schema))
     if rest := [item for index, item in enumerate(instance) if index not in evaluated]:
         listed, verb = jsonschema._utils.extras_msg(rest)
@@ -305,6 +353,7 @@ def unevaluated_properties(validator: Any, unevaluated: Any, instance: Any, sche
     """Apply `unevaluatedProperties` as jsonschema does, looking names up in a set (its list made it quadratic)."""
     if not validator.is_type(instance, "object"):
         return
+    spend_on_walk(validator, schema, instance)
     evaluated = set(jsonschema._utils.find_evaluated_property_keys_by_schema(validator, instance, schema))
     invalid = [name for name in instance if name not in evaluated
                and (unevaluated is False or next(validator.descend(instance[name], unevaluated), None) is not None)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client, override_settings
 
-from rooms.models import ApiKey
+from rooms.models import ApiKey, Room
 from tests.callers import call_api
 from tests.factories import make_room
 
@@ -17,15 +17,15 @@ def test_a_room_key_cannot_add_event_types_beyond_the_quota(client: Client) -> N
     room, other = make_room(), make_room()
     key = ApiKey.issue("tenant", rooms=[room, other])[1]
 
-    def add(target, name: str):  # noqa: ANN001
+    def add(target: Room, name: str):
         return call_api(client, "post", f"/api/v1/rooms/{target.pk}/event-types/",
                         {"name": name, "schema": {"type": "object"}}, key)
 
     assert [add(room, f"type.{n}").status_code for n in range(2)] == [201, 201]
     refused = add(room, "type.2")
     assert refused.status_code == 409
-    assert refused.json() == {"room": [f"room {room.pk} already has 2 event types, the most a room may have "
-                                       f"(DOVECOTE_MAX_EVENT_TYPES_PER_ROOM); delete one first"]}
+    assert refused.json() == {"room": [(f"room {room.pk} already has 2 event types, the most a room may have "
+                                        f"(DOVECOTE_MAX_EVENT_TYPES_PER_ROOM); delete one first")]}
     assert room.event_types.count() == 2
     assert add(other, "type.0").status_code == 201  # the quota is per room
     first = room.event_types.order_by("pk").first()

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from rooms.models import Room
-from tests.callers import call_api
+from tests.callers import Response, call_api
 from tests.factories import make_event_type, make_room
 from tests.schema_attacks import BRANCHING_RECURSION, doubling_schema, nested
 
@@ -25,7 +25,7 @@ def publish_batch(client: Client, key: str, room: Room, payloads: list[object]):
     return call_api(client, "post", f"/api/v1/rooms/{room.pk}/messages/batch/", body, key)
 
 
-def assert_over_budget(response) -> None:  # noqa: ANN001
+def assert_over_budget(response: Response) -> None:
     assert response.status_code == 400, response.content
     [message] = response.json()["payload"]
     assert "DOVECOTE_SCHEMA_CHECK_STEPS" in message and "more than 250000 steps" in message, message
@@ -77,8 +77,11 @@ def test_unique_items_over_a_mixed_array_is_checked_in_linear_time(client: Clien
     make_event_type(room, schema={"properties": {"tags": {"uniqueItems": True}}})
     tags = [n if n % 2 else str(n) for n in range(30_000)]  # numbers and strings do not sort: every pair, before
     replies: list[int] = []
-    worker = threading.Thread(target=lambda: replies.append(publish(client, admin_key, room, {"tags": tags}).status_code),
-                              daemon=True)
+
+    def publish_tags() -> None:
+        replies.append(publish(client, admin_key, room, {"tags": tags}).status_code)
+
+    worker = threading.Thread(target=publish_tags, daemon=True)
     worker.start()
     worker.join(timeout=30)  # pairwise, this took minutes
     assert not worker.is_alive(), "the publish is still comparing items after 30 s"
@@ -96,3 +99,14 @@ def test_unique_items_follows_json_schemas_equality(client: Client, admin_key: s
     room = make_room()
     make_event_type(room, schema={"uniqueItems": True})
     assert publish(client, admin_key, room, items).status_code == (202 if unique else 400)
+
+
+def test_the_walk_of_unevaluated_properties_is_paid_from_the_budget(client: Client, admin_key: str) -> None:
+    room = make_room()
+    closed = {"unevaluatedProperties": False, "allOf": [{}] * 1500}  # each use walks the 1,500 subschemas
+    schema = {"$defs": {"closed": closed}, "items": {"anyOf": [{"$ref": "#/$defs/closed"}] * 5}}
+    reply = call_api(client, "post", f"/api/v1/rooms/{room.pk}/event-types/",
+                     {"name": "order.created", "schema": schema}, admin_key)
+    assert reply.status_code == 201, reply.content  # 7,500 subschemas with references followed: within the limit
+    assert publish(client, admin_key, room, [{}]).status_code == 202
+    assert_over_budget(publish(client, admin_key, room, [{"a": 1}] * 10_000))  # 75 million visits unbudgeted
