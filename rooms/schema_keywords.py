@@ -13,10 +13,11 @@ validator with these changes (docs/security.md):
    when the items do not sort (numbers mixed with strings: 16,000 items took 22 s).
 3. `multipleOf` never overflows: where jsonschema's float arithmetic would (a 4,000-digit integer
    over 0.5, a float over a 400-digit integer), it decides exactly, with fractions.
-   `unevaluatedItems` and `unevaluatedProperties` look up what was evaluated in a set, not a list
-   (jsonschema's took time in the square of the instance's size).
-4. `pattern` and `patternProperties` match on RE2, in time linear in the input (`LinearRegex`).
-5. Error messages quote a payload's values cut to QUOTE_CHARS characters (`quotable` wraps them):
+4. `unevaluatedItems` and `unevaluatedProperties` look up what was evaluated in a set, not a list
+   (jsonschema's took time in the square of the instance's size), and pay for their walk over the
+   subschemas applied in place before they take it (`walk_weight`).
+5. `pattern` and `patternProperties` match on RE2, in time linear in the input (`LinearRegex`).
+6. Error messages quote a payload's values cut to QUOTE_CHARS characters (`quotable` wraps them):
    jsonschema quotes the whole instance in most messages, also in those it makes and drops while
    trying the branches of anyOf, oneOf or contains, so that a 200 KB string tried against 500
    branches would be copied 500 times.
@@ -106,7 +107,8 @@ class Budget:
     def __init__(self, steps: int) -> None:
         self.limit = steps
         self.left = steps
-        self.walks: dict[int, int] = {}  # what an unevaluated* keyword's walk weighs, by id of its schema
+        # What an unevaluated* keyword's walk weighs, by id of its schema (kept, so that no id is reused meanwhile).
+        self.walks: dict[int, tuple[Any, int]] = {}
 
     def spend(self, steps: int) -> None:
         self.left -= steps
@@ -166,9 +168,8 @@ def steps(keyword: str, value: Any, instance: Any, schema: Any) -> int:
         return nodes(value)
     if keyword == "uniqueItems":
         return nodes(instance) if isinstance(instance, list) else 1
-    if keyword == "patternProperties" and isinstance(schema, dict):
-        patterns = schema.get("patternProperties")
-        return 1 + breadth(value) + breadth(instance) * (1 + (len(patterns) if isinstance(patterns, dict) else 0))
+    if keyword == "patternProperties":
+        return 1 + breadth(value) + breadth(instance) * (1 + breadth(value))
     return 1 + breadth(value) + breadth(instance)
 
 
@@ -233,7 +234,7 @@ class QuotedInt(int):
 
 
 def quotable(value: Any) -> Any:
-    """Return a copy of a JSON value that error messages quote in at most QUOTE_CHARS characters (rule 5)."""
+    """Return a copy of a JSON value that error messages quote in at most QUOTE_CHARS characters (rule 6)."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > LONG_INT_BITS:
         return QuotedInt(value)
     if isinstance(value, str):
@@ -301,7 +302,7 @@ def walk_weight(validator: Any, schema: Any, active: Budget) -> int:
     the budget has left (a loop of references among them, say) stops with BudgetSpent.
     """
     if (known := active.walks.get(id(schema))) is not None:
-        return known
+        return known[1]
     weight = 0
     stack = [(validator._resolver, schema)]
     while stack:
@@ -325,7 +326,7 @@ def walk_weight(validator: Any, schema: Any, active: Budget) -> int:
                     continue
                 weight += REFERENCE_STEPS
                 stack.append((resolved.resolver, resolved.contents))
-    active.walks[id(schema)] = weight
+    active.walks[id(schema)] = (schema, weight)
     return weight
 
 
