@@ -1,11 +1,11 @@
 """What a schema costs to keep and to apply, measured before it is stored: bytes, subschemas, and subschemas expanded.
 
 - `size_bytes`: its compact JSON, UTF-8.
-- `subschemas`: the objects in it that are schemas (the root, each property's, each `$defs` entry…).
-- `expanded`: the subschemas one pass of a check could visit, references followed: a subschema
+- `subschema_count`: the objects in it that are schemas (the root, each property's, each `$defs` entry…).
+- `expanded_size`: the subschemas one pass of a check could visit, references followed: a subschema
   counts once for each way of reaching it through `$ref`s, with everything under it. Two
   references to one definition count it twice; a level made of an `allOf` of two references to
-  the next level doubles with each level (15 such levels, about 1 KB, expand to some 98,000).
+  the next level doubles with each level (15 such levels, about 1 KB, expand to some 390,000).
   Each subschema's count is kept once computed, so counting takes one step per subschema and
   reference, whatever the total; totals stop at `cap` + 1.
 - A reference back into a schema that contains it (recursion, as in a tree of nodes) counts once:
@@ -30,27 +30,29 @@ NO_RETRIEVAL = referencing.Registry()
 REF_KEYWORDS = ("$ref", "$dynamicRef")
 
 
-@dataclass(frozen=True)
-class SchemaCost:
-    size_bytes: int
-    subschemas: int
-    expanded: int  # at most the cap given + 1
-
-
 def compact_json(schema: Any) -> str:
     """Return `schema` as canonical compact JSON: sorted keys, no spaces."""
     return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def schema_cost(schema: Any, *, cap: int) -> SchemaCost:
-    """Measure `schema` (a draft 2020-12 schema whose local references resolve)."""
+def size_bytes(schema: Any) -> int:
+    """Return the size of `schema` as compact JSON, UTF-8."""
+    return len(compact_json(schema).encode())
+
+
+def subschema_count(schema: Any) -> int | None:
+    """Count the object subschemas of `schema`, itself included; None when it is too malformed to walk."""
     root = DRAFT202012.create_resource(schema)
-    resolver = NO_RETRIEVAL.resolver_with_root(root)
-    return SchemaCost(
-        size_bytes=len(compact_json(schema).encode()),
-        subschemas=sum(1 for _ in subschemas(resolver, root)),
-        expanded=expanded_count(resolver, root, cap),
-    )
+    try:
+        return sum(1 for _ in subschemas(NO_RETRIEVAL.resolver_with_root(root), root))
+    except (AttributeError, TypeError, ValueError, KeyError):  # e.g. "properties": [] (the metaschema check says so)
+        return None
+
+
+def expanded_size(schema: Any, *, cap: int) -> int:
+    """Count the subschemas of `schema` with its references followed, up to `cap` + 1 (its references resolve)."""
+    root = DRAFT202012.create_resource(schema)
+    return expanded_count(NO_RETRIEVAL.resolver_with_root(root), root, cap)
 
 
 def subschemas(resolver: Resolver[Any], resource: referencing.Resource[Any]) -> Iterator[tuple[Any, dict]]:
