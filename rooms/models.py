@@ -120,6 +120,8 @@ class EventType(models.Model):
     def save(self, *args: Any, **kwargs: Any) -> None:
         if "schema" not in self.get_deferred_fields():
             self.schema_digest = schema_digest(self.schema)
+            if kwargs.get("update_fields") is not None and "schema" in kwargs["update_fields"]:
+                kwargs["update_fields"] = {*kwargs["update_fields"], "schema_digest"}
         super().save(*args, **kwargs)
         Room.routing_changed(self.room_id)
 
@@ -138,7 +140,7 @@ class EventType(models.Model):
             return []
         try:
             return payload_errors(VALIDATORS.get(self.schema_digest, self.stored_schema), payload)
-        except SchemaRefused as refused:  # stored before the checks at creation existed
+        except SchemaRefused as refused:  # stored before today's checks, or by hand: a loop, a remote reference
             return [f"the schema of {self} cannot be applied: {refused}"[:500]]
         except BudgetSpent as spent:
             return [(f"checking the payload against the schema of {self} takes {spent}, more than a publish may "

@@ -218,7 +218,10 @@ class ValidatorCache:
         self.hits = self.misses = 0
 
     def get(self, digest: str, load: Callable[[], Any]) -> CompiledSchema:
-        """Return the validator named `digest`, building it from `load()` when not kept; SchemaRefused if unusable."""
+        """Return the validator named `digest`, building it from `load()` when not kept; SchemaRefused if unusable.
+
+        A schema `load` returns under another digest (changed since its row was read) is applied, not kept.
+        """
         with self._lock:
             kept = self._kept.get(digest)
             if kept is not None:
@@ -227,7 +230,7 @@ class ValidatorCache:
         if kept is None:
             schema = load()
             kept = (compile_validator(schema), size_bytes(schema))
-            self.keep(digest, kept)
+            self.keep(digest if digest == schema_digest(schema) else "", kept)
         compiled = kept[0]
         if isinstance(compiled, SchemaRefused):
             raise SchemaRefused(str(compiled))
@@ -237,8 +240,8 @@ class ValidatorCache:
         limit = settings.DOVECOTE_SCHEMA_CACHE_BYTES
         with self._lock:
             self.misses += 1
-            if digest in self._kept or entry[1] > limit:
-                return  # built meanwhile by another thread, or larger than the whole cache: used once, not kept
+            if not digest or digest in self._kept or entry[1] > limit:
+                return  # changed, built meanwhile by another thread, or larger than the whole cache: used, not kept
             self._kept[digest] = entry
             self.size_bytes += entry[1]
             while self.size_bytes > limit:

@@ -9,7 +9,7 @@ from django.test import Client, override_settings
 
 from delivery.routing import routing
 from rooms import schemas
-from rooms.models import ApiKey, Room
+from rooms.models import ApiKey, EventType, Room
 from tests.callers import call_api
 from tests.factories import make_room
 from tests.schema_attacks import large_schema
@@ -61,3 +61,15 @@ def test_a_schema_larger_than_the_whole_bound_is_applied_but_not_kept(client: Cl
         assert publish(client, admin_key, room, "big", {"field_0": "ok"}).status_code == 202
         assert publish(client, admin_key, room, "big", {"field_0": "too long"}).status_code == 400
         assert (len(schemas.VALIDATORS), schemas.VALIDATORS.size_bytes, schemas.VALIDATORS.misses) == (0, 0, 2)
+
+
+def test_a_schema_changed_after_routing_read_its_type_is_applied_but_not_kept_under_the_old_digest(
+        client: Client, admin_key: str) -> None:
+    room = make_room()
+    call_api(client, "post", f"/api/v1/rooms/{room.pk}/event-types/",
+             {"name": "order.created", "schema": {"required": ["a"]}}, admin_key)
+    schemas.VALIDATORS.clear()
+    [event_type] = routing(room).event_types.values()  # read before the change below
+    EventType.objects.filter(pk=event_type.pk).update(schema={"required": ["b"]})  # by hand: no new digest
+    assert event_type.schema_errors({"a": 1}) == ["(root): 'b' is a required property"]
+    assert len(schemas.VALIDATORS) == 0  # a type with the first schema elsewhere still gets the first schema
