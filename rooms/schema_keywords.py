@@ -3,8 +3,8 @@
 jsonschema applies a schema by calling one function per keyword. `Validator` is its draft 2020-12
 validator with these changes (docs/security.md):
 1. Every keyword applied spends steps from the budget of the check in progress (`budget`): one, plus
-   what it may read of the instance and of its own value (`steps`), and every error it makes one
-   step per 16 characters of its message (messages quote the instance). A check that runs out stops
+   what it may read of the instance and of its own value (`STEPS`); what its errors quote is
+   bounded by that too (rule 6, and the schema's own values). A check that runs out stops
    with BudgetSpent, whatever the schema does (references that multiply, recursion that branches,
    unevaluatedProperties re-checking subschemas). A keyword applied outside any budget is a
    programming error (RuntimeError), never unbounded work.
@@ -117,7 +117,7 @@ class Budget:
 
 
 REFERENCES = ("$ref", "$dynamicRef")
-REFERENCE_STEPS = 5
+REFERENCE_STEPS = 10
 QUOTE_CHARS = 200  # of a payload value, in an error message
 LONG_INT_BITS = 640  # about 192 digits
 _current: ContextVar[Budget | None] = ContextVar("schema_budget", default=None)
@@ -154,38 +154,45 @@ def nodes(value: Any) -> int:
     return 1 + breadth(value)
 
 
-def steps(keyword: str, value: Any, instance: Any, schema: Any) -> int:
-    """Return what applying `keyword` (`value`) to `instance` costs, in steps (rule 1).
-
-    Most keywords read the members of their value and of the instance once. A reference is
-    looked up (measured: as slow as five keywords); `const` and `enum` compare whole values;
-    `uniqueItems` reads every item whole; `patternProperties` matches each of the instance's names
-    against each pattern. (The unevaluated keywords add what their walk weighs: `walk_weight`.)
-    """
-    if keyword in REFERENCES:
-        return REFERENCE_STEPS
-    if keyword in ("const", "enum"):
-        return nodes(value)
-    if keyword == "uniqueItems":
-        return nodes(instance) if isinstance(instance, list) else 1
-    if keyword == "patternProperties":
-        return 1 + breadth(value) + breadth(instance) * (1 + breadth(value))
+def ordinary_steps(value: Any, instance: Any) -> int:
+    """Most keywords read the members of their value and of the instance once."""
     return 1 + breadth(value) + breadth(instance)
 
 
-def counted(name: str, apply: Keyword) -> Keyword:
-    """Wrap a keyword's function so that each use spends its steps first, and each error its message's length."""
+def whole_value_steps(value: Any, instance: Any) -> int:
+    """`const` and `enum` compare whole values (and quote them in their errors)."""
+    return nodes(value)
 
-    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Iterator[jsonschema.ValidationError]:
+
+def whole_items_steps(value: Any, instance: Any) -> int:
+    """`uniqueItems` reads every item whole."""
+    return nodes(instance) if isinstance(instance, list) else 1
+
+
+def pattern_steps(value: Any, instance: Any) -> int:
+    """`patternProperties` matches each of the instance's names against each of its patterns."""
+    return 1 + breadth(value) + breadth(instance) * (1 + breadth(value))
+
+
+# What applying a keyword costs, in steps (rule 1); a reference is looked up, measured as slow as
+# ten keywords (scripts/measure_schema_costs.py). The unevaluated keywords add their walk (`walk_weight`).
+STEPS: dict[str, Callable[[Any, Any], int]] = {
+    "$ref": lambda value, instance: REFERENCE_STEPS, "$dynamicRef": lambda value, instance: REFERENCE_STEPS,
+    "const": whole_value_steps, "enum": whole_value_steps, "uniqueItems": whole_items_steps,
+    "patternProperties": pattern_steps,
+}
+
+
+def counted(name: str, apply: Keyword) -> Keyword:
+    """Wrap a keyword's function so that each use spends its steps first."""
+    cost = STEPS.get(name, ordinary_steps)
+
+    def keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
         active = _current.get()
         if active is None:
             raise RuntimeError("a schema validator was applied outside a budget (rooms.schema_keywords.budget)")
-        active.spend(steps(name, value, instance, schema))
-        for error in apply(validator, value, instance, schema) or ():
-            if not getattr(error, "charged", False):  # once, where it is made: errors quote the instance
-                error.charged = True
-                active.spend(len(error.message) // 16)
-            yield error
+        active.spend(cost(value, instance))
+        return apply(validator, value, instance, schema)
 
     return keyword
 
@@ -234,16 +241,31 @@ class QuotedInt(int):
 
 
 def quotable(value: Any) -> Any:
-    """Return a copy of a JSON value that error messages quote in at most QUOTE_CHARS characters (rule 6)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > LONG_INT_BITS:
-        return QuotedInt(value)
+    """Return a copy of a JSON value that error messages quote in at most about QUOTE_CHARS characters (rule 6)."""
+    return _quotable(value)[0]
+
+
+def _quotable(value: Any) -> tuple[Any, int]:
+    """Return `value` as `quotable` does, with the length of its plain repr (about).
+
+    Only values whose repr would be long are wrapped (the wrappers make jsonschema slower): long
+    strings and integers, and the arrays and objects that hold more than QUOTE_CHARS characters.
+    """
     if isinstance(value, str):
-        return QuotedStr(value)
+        return (QuotedStr(value) if len(value) > QUOTE_CHARS else value), len(value) + 2
     if isinstance(value, list):
-        return QuotedList(quotable(item) for item in value)
+        items = [_quotable(item) for item in value]
+        size = 2 + sum(length + 2 for _, length in items)
+        plain = [item for item, _ in items]
+        return (QuotedList(plain) if size > QUOTE_CHARS else plain), size
     if isinstance(value, dict):
-        return QuotedDict((QuotedStr(key), quotable(item)) for key, item in value.items())
-    return value
+        members = [(_quotable(key), _quotable(item)) for key, item in value.items()]
+        size = 2 + sum(key_length + length + 4 for (_, key_length), (_, length) in members)
+        pairs = [(key, item) for (key, _), (item, _) in members]
+        return (QuotedDict(pairs) if size > QUOTE_CHARS else dict(pairs)), size
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > LONG_INT_BITS:
+        return QuotedInt(value), value.bit_length() // 3
+    return value, 8
 
 
 def quote(value: Any, limit: int | None = None) -> str:
