@@ -20,6 +20,7 @@ Five rules keep a schema from harming the process that applies it (docs/security
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import threading
 from collections import OrderedDict
@@ -52,6 +53,7 @@ from rooms.schema_keywords import (
     quotable,
 )
 
+MAX_ERRORS = 100  # named per payload: a payload can break its schema in more ways than a reply should list
 SAMPLE_INSTANCES: tuple[Any, ...] = (None, {}, [], "", 0, True)  # applied once at creation: a $ref loop shows at once
 
 
@@ -186,10 +188,12 @@ def payload_errors(validator: CompiledSchema, payload: Any) -> list[str]:
     """
     try:
         with check_budget():
-            errors = sorted(validator.iter_errors(quotable(payload)), key=lambda e: list(e.absolute_path))
+            found = list(itertools.islice(validator.iter_errors(quotable(payload)), MAX_ERRORS + 1))
     except (referencing.exceptions.Unresolvable, RecursionError) as error:
         raise SchemaRefused(type(error).__name__) from None
-    return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {short(error.message)}" for error in errors]
+    errors = sorted(found[:MAX_ERRORS], key=lambda e: list(e.absolute_path))
+    named = [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {short(error.message)}" for error in errors]
+    return [*named, f"(and more: the first {MAX_ERRORS} errors are shown)"] if len(found) > MAX_ERRORS else named
 
 
 def short(text: str, limit: int = 300) -> str:

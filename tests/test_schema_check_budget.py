@@ -110,3 +110,14 @@ def test_the_walk_of_unevaluated_properties_is_paid_from_the_budget(client: Clie
     assert reply.status_code == 201, reply.content  # 7,500 subschemas with references followed: within the limit
     assert publish(client, admin_key, room, [{}]).status_code == 202
     assert_over_budget(publish(client, admin_key, room, [{"a": 1}] * 10_000))  # 75 million visits unbudgeted
+
+
+def test_a_payload_that_breaks_its_schema_everywhere_names_the_first_hundred_errors(
+        client: Client, admin_key: str) -> None:
+    room = make_room()
+    make_event_type(room, schema={"items": {"type": "string"}})
+    response = publish(client, admin_key, room, [0] * 50_000)
+    assert response.status_code == 400
+    errors = response.json()["payload"]
+    assert len(errors) == 101 and errors[0] == "0: 0 is not of type 'string'", errors[:2]
+    assert errors[-1] == "(and more: the first 100 errors are shown)"
