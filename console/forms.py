@@ -28,6 +28,7 @@ from rooms.rules import (
     MIN_DISABLE_AFTER_S,
     MIN_PROBE_DELAY_MS,
     cap_below_delay,
+    event_type_quota_problem,
 )
 from rooms.schemas import SchemaRefused, check_event_type_schema
 from subscriptions import filters
@@ -268,6 +269,8 @@ class EventTypeForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        if problem := event_type_quota_problem(self.room):
+            raise ValidationError(capfirst(problem) + ".")
         if self.room.has_event_type(data.get("name", ""), data.get("version", "")):
             self.add_error("name", f"This room already has {data.get('name')} version {data.get('version')}.")
         return data

@@ -17,6 +17,7 @@ from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from delivery.routing import routing
 from rooms.models import EventType, Room
+from rooms.schemas import check_budget
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.publish")
@@ -211,9 +212,10 @@ def events_errors(room: Room, events: dict[int, Event]) -> dict[str, dict[str, l
     """Return what is wrong with each event, by index (events the room can take are left out)."""
     known = routing(room).event_types
     errors = {}
-    for index, event in events.items():
-        if problems := event_errors(room, known.get((event.event_type, event.event_version)), event):
-            errors[str(index)] = problems
+    with check_budget():  # the payloads of one publish share one budget of schema steps (rooms/schemas.py)
+        for index, event in events.items():
+            if problems := event_errors(room, known.get((event.event_type, event.event_version)), event):
+                errors[str(index)] = problems
     return errors
 
 

@@ -12,6 +12,11 @@ until the room's expiration expires them. Pausing never drops an event.
 
 Payload filters (subscriptions/filters.py) are compiled here, once per routing version, so a
 publish only runs each subscription's predicate on its event.
+
+Event types are kept without their schemas: a room may have many, each up to
+DOVECOTE_SCHEMA_MAX_BYTES, and every room a process publishes to is kept here. A type's schema is
+read when an event of it is checked and no validator of it is kept, and the validators kept per
+process hold at most DOVECOTE_SCHEMA_CACHE_BYTES of schemas (rooms/schemas.py, `VALIDATORS`).
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ def routing(room: Room) -> Routing:
         return cached
     fresh = Routing(
         version=room.routing_version,  # read before them: a change meanwhile makes the next publish read again
-        event_types={(t.name, t.version): t for t in EventType.objects.filter(room=room)},
+        event_types={(t.name, t.version): t for t in EventType.objects.filter(room=room).defer("schema")},
         routes=tuple(Route(s, compiled_filter(s))
                      for s in Subscription.objects.filter(room=room).order_by("pk")),
     )

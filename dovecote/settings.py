@@ -240,6 +240,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = DOVECOTE_MAX_BODY_BYTES
 DOVECOTE_MAX_JSON_DEPTH = env_int("DOVECOTE_MAX_JSON_DEPTH", 64, minimum=2, maximum=200)
 # Quotas and caps (docs/security.md).
 DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM = env_int("DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM", 100, minimum=1)
+DOVECOTE_MAX_EVENT_TYPES_PER_ROOM = env_int("DOVECOTE_MAX_EVENT_TYPES_PER_ROOM", 200, minimum=1)
+# What an event type's JSON Schema may cost (rooms/schemas.py): its compact JSON, its subschemas, and
+# the subschemas a check visits with its references followed; beyond them it is refused at creation.
+DOVECOTE_SCHEMA_MAX_BYTES = env_int("DOVECOTE_SCHEMA_MAX_BYTES", 64 * 1024, minimum=1024)
+DOVECOTE_SCHEMA_MAX_SUBSCHEMAS = env_int("DOVECOTE_SCHEMA_MAX_SUBSCHEMAS", 2000, minimum=10)
+DOVECOTE_SCHEMA_MAX_EXPANDED = env_int("DOVECOTE_SCHEMA_MAX_EXPANDED", 10_000, minimum=10)
+# Steps (rooms/schema_keywords.py) the payloads of one publish may take together to check against
+# their schemas; a payload that needs more is refused (400).
+DOVECOTE_SCHEMA_CHECK_STEPS = env_int("DOVECOTE_SCHEMA_CHECK_STEPS", 250_000, minimum=1000)
+# Compiled schema validators each process keeps, by the total size of their schemas' JSON.
+DOVECOTE_SCHEMA_CACHE_BYTES = env_int("DOVECOTE_SCHEMA_CACHE_BYTES", 8 * 1024 * 1024, minimum=64 * 1024)
 # A pull reply stops taking messages once their bodies add up to this many bytes (it always has one).
 DOVECOTE_PULL_REPLY_MAX_BYTES = env_int("DOVECOTE_PULL_REPLY_MAX_BYTES", 4 * 1024 * 1024, minimum=1024)
 # Replaying dead letters happens in transactions of at most this many.

@@ -23,6 +23,7 @@ from rooms.rules import (
     MIN_DISABLE_AFTER_S,
     MIN_PROBE_DELAY_MS,
     cap_below_delay,
+    event_type_quota_problem,
 )
 from rooms.schemas import SchemaRefused, check_event_type_schema
 
@@ -182,6 +183,9 @@ class EventTypeSerializer(BodyModelSerializer):
     def create(self, validated_data: dict[str, Any]) -> EventType:
         room = self.context["room"]
         with unique_or_conflict("name", self.taken(room, validated_data)):
+            Room.objects.select_for_update().get(pk=room.pk)  # creates in a room queue up here: the quota holds
+            if problem := event_type_quota_problem(room):
+                raise Conflict({"room": [problem]})
             return EventType.objects.create(room=room, **validated_data)
 
     @staticmethod
