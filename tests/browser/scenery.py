@@ -14,18 +14,19 @@ from django.utils import timezone
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from delivery.models import Delivery, DeliveryAttempt, Message
 from dovecote import heartbeats
+from dovecote.error_text import readable
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
 from tests.report_rows import error_row, hourly_row, latency_row, retry_cost_row
 
 Status = Delivery.Status
-# What a receiver behind Apache httpd answers while it is down: the error text keeps the body's start.
-UNAVAILABLE = ("HTTP 503: <!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n"
-               "<title>503 Service Unavailable</title>\n</head><body>\n<h1>Service Unavailable</h1>\n"
-               "<p>The server is temporarily unable to service your\nrequest due to maintenance downtime or capacity\n"
-               "problems. Please try again later.</p>\n<hr>\n<address>Apache/2.4.62 (Debian) Server at "
-               "crm.example.com Port 443</address>\n</body></html>")
+# What a receiver behind Apache httpd answers while it is down, as the push transport stores it: its words.
+UNAVAILABLE = readable("HTTP 503: <!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n"
+                        "<title>503 Service Unavailable</title>\n</head><body>\n<h1>Service Unavailable</h1>\n"
+                        "<p>The server is temporarily unable to service your\nrequest due to maintenance "
+                        "downtime or capacity\nproblems. Please try again later.</p>\n<hr>\n"
+                        "<address>Apache/2.4.62 (Debian) Server at crm.example.com Port 443</address>\n</body></html>")
 DELAYS = RetryPolicy(delay_ms=2000, multiplier=1.5, attempts=5, max_delay_ms=60_000)  # the orders room's
 
 
