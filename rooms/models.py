@@ -13,6 +13,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from rooms import samples
 from rooms.schemas import SchemaRefused, validator_for
 
 
@@ -137,6 +138,14 @@ class EventType(models.Model):
             return [f"the schema of {self} cannot be applied: {type(error).__name__}"]
         return [f"{'/'.join(str(p) for p in error.absolute_path) or '(root)'}: {short(error.message)}"
                 for error in errors]
+
+
+    def sample_payload(self) -> Any:
+        """Return a payload this type's schema accepts, made from the schema (rooms/samples.py); {} if none is."""
+        if not self.schema:
+            return {"test": True}
+        payload = samples.sample(self.schema)
+        return payload if payload is not None and not self.schema_errors(payload) else {}
 
 
 def short(text: str, limit: int = 300) -> str:
