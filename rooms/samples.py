@@ -88,8 +88,8 @@ def local_reference(root: Any, ref: str) -> Any:
     if not ref.startswith("#/"):
         return None
     target = root
-    for part in ref[2:].split("/"):
-        part = part.replace("~1", "/").replace("~0", "~")
+    for escaped in ref[2:].split("/"):
+        part = escaped.replace("~1", "/").replace("~0", "~")
         if not isinstance(target, dict) or part not in target:
             return None
         target = target[part]
