@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from unittest import mock
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
@@ -111,6 +112,14 @@ def test_the_reports_panel_charts_success_per_room_over_the_newest_24_report_hou
 def test_before_any_report_the_panel_points_to_the_reports_page(staff_client: Client) -> None:
     html = staff_client.get("/").content.decode()
     assert "No report has been computed yet" in html and 'href="/reports/">Reports</a>' in html
+
+
+def test_in_the_demo_the_panel_says_why_there_are_no_reports_and_what_to_run(staff_client: Client) -> None:
+    with mock.patch("analytics.runner.reports_supported", return_value=False):  # the demo runs on SQLite
+        html = staff_client.get("/").content.decode()
+
+    assert "No report has been computed yet" not in html
+    assert "No reports in this demo: the report jobs run on Spark" in html and "<code>make report</code>" in html
 
 
 def test_a_dashboard_poll_reads_no_report_table(staff_client: Client, world: World) -> None:
