@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import time
-from unittest import mock
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 from django.test import Client
