@@ -79,7 +79,7 @@ def traffic(room: Room, billing: Subscription, crm: Subscription, rng: random.Ra
     now = timezone.now()
     messages, deliveries, attempts = [], [], []
     for i in range(240):
-        at = now - timedelta(seconds=rng.uniform(5, 3590))
+        at = now - timedelta(seconds=rng.uniform(5, 3500))  # inside the dashboard's window (59 whole minutes)
         message = Message(id=uuid.uuid4(), room=room, event_type=rng.choice(["order.created", "order.paid"]),
                           event_version="1", payload={"order_id": 1000 + i, "total": rng.randint(5, 400)},
                           correlation_id=f"order-{1000 + i}", created_at=at, expires_at=at + timedelta(hours=1))
@@ -104,7 +104,9 @@ def traffic(room: Room, billing: Subscription, crm: Subscription, rng: random.Ra
     for attempt in attempts:
         attempt.delivery_id = attempt.delivery.pk
     DeliveryAttempt.objects.bulk_create(attempts)
-    Delivery.objects.filter(pk__in=[d.pk for d in created]).update(updated_at=now - timedelta(minutes=1))
+    for delivery in created:  # settled a moment after publishing (the dashboard counts them by this time)
+        delivery.updated_at = min(delivery.created_at + timedelta(seconds=2 * delivery.attempts + 1), now)
+    Delivery.objects.bulk_update(created, ["updated_at"])
     newest = max(messages, key=lambda m: m.created_at)
     retrying = Delivery.objects.get(message=newest, subscription=crm)
     retrying.status, retrying.attempts, retrying.next_attempt_at = Status.RETRYING, 2, now + timedelta(seconds=2.5)
