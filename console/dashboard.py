@@ -38,6 +38,7 @@ def dashboard(request: HttpRequest) -> TemplateResponse:
         "reports": success_per_room,  # the whole page only, no poll: report rows change once an hour
     }
     wanted = wanted_fragment(request, FRAGMENTS)
+    # A part's fragment (the id of its element) is its name with hyphens: "last_hour" is #last-hour.
     context: dict[str, Any] = {name: build() for name, build in parts.items()
                                if wanted in (None, name.replace("_", "-"))}
     return render_page(request, "console/dashboard.html", {"section": "dashboard", "now": now, **context},
