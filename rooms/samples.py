@@ -48,20 +48,23 @@ def declared_type(schema: dict[str, Any]) -> str:
 def of_type(schema: dict[str, Any], kind: str, root: Any, depth: int) -> Any:
     """Build a value of `kind` within the schema's bounds."""
     if kind == "object":
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        required = [name for name in schema.get("required", []) if isinstance(name, str)]
-        return {name: sample(properties.get(name, {}), root, depth + 1) for name in required}
+        properties = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+        required = schema["required"] if isinstance(schema.get("required"), list) else []
+        return {name: sample(properties.get(name, {}), root, depth + 1) for name in required if isinstance(name, str)}
     if kind == "array":
-        count = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
-        return [sample(schema.get("items", {}), root, depth + 1) for _ in range(min(count, 10))]
+        return [sample(schema.get("items", {}), root, depth + 1) for _ in range(min(whole(schema, "minItems"), 10))]
     if kind == "string":
-        text = FORMATS.get(schema.get("format", ""), "test")
-        least = schema.get("minLength") if isinstance(schema.get("minLength"), int) else 0
-        text = text.ljust(min(least, 1000), "x")
+        text = FORMATS.get(schema.get("format", ""), "test").ljust(min(whole(schema, "minLength"), 1000), "x")
         return text[: schema["maxLength"]] if isinstance(schema.get("maxLength"), int) else text
     if kind in ("integer", "number"):
         return number(schema, kind)
     return {"boolean": True, "null": None}.get(kind)
+
+
+def whole(schema: dict[str, Any], keyword: str) -> int:
+    """Return a count keyword's value (minItems, minLength), 0 when it is absent or not a whole number."""
+    value = schema.get(keyword)
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def number(schema: dict[str, Any], kind: str) -> int | float:
