@@ -1,6 +1,6 @@
 """The geometry of the UI's server-rendered SVG charts: lines over hours and horizontal bars.
 
-Templates draw them (console/templates/console/includes/line_chart.html, bar_chart.html); every mark carries a
+Templates draw them (templates/console/includes/line_chart.html, bar_chart.html); every mark carries a
 <title> with its figures, and each chart sits beside a table or figures of the same numbers.
 """
 
@@ -10,6 +10,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+
+from console.text import percent
 
 HOUR = timedelta(hours=1)
 LABEL_STEPS = (1, 2, 3, 6, 12, 24, 48, 72, 96, 168)  # hours between x-axis labels
@@ -181,4 +183,4 @@ def format_ms(value: float) -> str:
 
 
 def format_percent(value: float) -> str:
-    return f"{value * 100:.1f}".removesuffix(".0") + "%"
+    return percent(value)

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.db.models.functions import TruncMinute
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
@@ -22,8 +22,7 @@ from delivery.outbox import Backlog, backlog
 from dovecote import heartbeats
 from subscriptions.models import Subscription
 
-HOUR = timedelta(hours=1)
-FRAGMENTS = ("stats", "processes", "throughput", "failing")
+FRAGMENTS = ("last-hour", "processes", "failing")
 Status = Delivery.Status
 
 
@@ -31,35 +30,66 @@ Status = Delivery.Status
 def dashboard(request: HttpRequest) -> TemplateResponse:
     """Show the dashboard, or the one part an htmx poll asks for."""
     now = timezone.now()
-    since = now - HOUR
+    window = last_hour(now)
     parts = {
-        "stats": lambda: last_hour_stats(since),
+        "last_hour": lambda: last_hour_figures(window),
         "processes": processes,
-        "throughput": lambda: throughput(since),
-        "failing": lambda: failing_subscriptions(since),
+        "failing": lambda: failing_subscriptions(window[0]),
         "reports": success_per_room,  # the whole page only, no poll: report rows change once an hour
     }
     wanted = wanted_fragment(request, FRAGMENTS)
-    context: dict[str, Any] = {name: build() for name, build in parts.items() if wanted in (None, name)}
+    # A part's fragment (the id of its element) is its name with hyphens: "last_hour" is #last-hour.
+    context: dict[str, Any] = {name: build() for name, build in parts.items()
+                               if wanted in (None, name.replace("_", "-"))}
     return render_page(request, "console/dashboard.html", {"section": "dashboard", "now": now, **context},
                        fragments=FRAGMENTS)
 
 
-def last_hour_stats(since: datetime) -> dict[str, int]:
-    """Count the last hour's publishes, deliveries, retries, dead letters, unroutable messages and frames the
-    watchdog sent again (four aggregate queries)."""
-    settled = Delivery.objects.filter(Q(updated_at__gte=since) | Q(status=Status.RETRYING)).aggregate(
-        delivered=Count("pk", filter=Q(status__in=[Status.DELIVERED, Status.ACKED], updated_at__gte=since)),
-        dead_lettered=Count("pk", filter=Q(status=Status.DEAD_LETTERED, updated_at__gte=since)),
-        retrying_now=Count("pk", filter=Q(status=Status.RETRYING)),
-        unroutable=Count("pk", filter=Q(status=Status.UNROUTABLE, updated_at__gte=since)),
-    )
-    return {
-        "published": Message.objects.filter(created_at__gte=since).count(),
-        "retries": DeliveryAttempt.objects.filter(started_at__gte=since, next_delay_ms__isnull=False).count(),
-        "resent": PublishedMessage.objects.filter(kind=PublishedMessage.Kind.RESEND, sent_at__gte=since).count(),
-        **settled,
+def last_hour(now: datetime) -> tuple[datetime, list[datetime]]:
+    """Return the dashboard's one window: the start of the 60 minutes ending with the current one, and each minute."""
+    start = now.replace(second=0, microsecond=0) - timedelta(minutes=59)
+    return start, [start + timedelta(minutes=i) for i in range(60)]
+
+
+@dataclass(frozen=True)
+class LastHour:
+    """The last hour's figures: the cards and the chart read the same per-minute counts, so they agree."""
+
+    start: datetime
+    stats: dict[str, int]
+    throughput: Chart
+
+
+def last_hour_figures(window: tuple[datetime, list[datetime]]) -> LastHour:
+    """Count the window's publishes and settled deliveries per minute, and the cards' other figures."""
+    start, minutes = window
+    published = per_minute(Message.objects.filter(created_at__gte=start), "created_at")
+    settled = settled_per_minute(start)
+    delivered = {minute: counts.get(Status.DELIVERED, 0) + counts.get(Status.ACKED, 0)
+                 for minute, counts in settled.items()}
+    stats = {
+        "published": sum(published.values()),
+        "delivered": sum(delivered.values()),
+        "dead_lettered": sum(counts.get(Status.DEAD_LETTERED, 0) for counts in settled.values()),
+        "unroutable": sum(counts.get(Status.UNROUTABLE, 0) for counts in settled.values()),
+        "retrying_now": Delivery.objects.filter(status=Status.RETRYING).count(),
+        "retries": DeliveryAttempt.objects.filter(started_at__gte=start, next_delay_ms__isnull=False).count(),
+        "resent": PublishedMessage.objects.filter(kind=PublishedMessage.Kind.RESEND, sent_at__gte=start).count(),
     }
+    return LastHour(start, stats, throughput(minutes, published, delivered))
+
+
+SETTLED = [Status.DELIVERED, Status.ACKED, Status.DEAD_LETTERED, Status.UNROUTABLE]
+
+
+def settled_per_minute(start: datetime) -> dict[datetime, dict[str, int]]:
+    """Count the deliveries that reached each final state since `start`, per minute and state (one query)."""
+    rows = (Delivery.objects.filter(status__in=SETTLED, updated_at__gte=start)
+            .annotate(minute=TruncMinute("updated_at")).values("minute", "status").annotate(n=Count("pk")).order_by())
+    counts: dict[datetime, dict[str, int]] = {}
+    for row in rows:
+        counts.setdefault(row["minute"], {})[row["status"]] = row["n"]
+    return counts
 
 
 @dataclass(frozen=True)
@@ -119,16 +149,12 @@ MINUTE_WIDTH = CHART_WIDTH / 60
 LABEL_HALF_WIDTH = 16  # an "HH:MM" tick label, centred under its minute, stays this far inside the chart
 
 
-def throughput(since: datetime) -> Chart:
-    """Build the per-minute bars of published messages and successful deliveries over the last hour."""
-    start = since.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    published = per_minute(Message.objects.filter(created_at__gte=start), "created_at")
-    delivered = per_minute(DeliveryAttempt.objects.filter(started_at__gte=start, outcome="success"), "started_at")
+def throughput(minutes: list[datetime], published: dict[datetime, int], delivered: dict[datetime, int]) -> Chart:
+    """Lay out the per-minute bars of published messages and settled deliveries over the window's minutes."""
     peak = max([1, *published.values(), *delivered.values()])
     base = CHART_HEIGHT - AXIS_HEIGHT
     bars, labels = [], []
-    for i in range(60):
-        minute = start + timedelta(minutes=i)
+    for i, minute in enumerate(minutes):
         p, d = published.get(minute, 0), delivered.get(minute, 0)
         ph, dh = round((base - 8) * p / peak, 1), round((base - 8) * d / peak, 1)
         x = round(i * MINUTE_WIDTH + 1, 1)

@@ -302,8 +302,8 @@ class SubscriptionForm(BreakerFields, forms.ModelForm):
         required=False, widget=forms.CheckboxSelectMultiple, label="Event types",
         help_text="None ticked: every event of the room.",
     )
-    payload_filter = BoundedJSONField(
-        required=False, label="Payload filter",
+    payload_filter = OptionalJSONField(
+        required=False, label="Filter (JSON)",
         widget=forms.Textarea(attrs={"rows": 5, "class": "mono",
                                      "placeholder": '{"data": {"total": {"$gte": 100}}}'}),
         help_text="Empty: every event of the ticked types. JSON in Hookdeck's filter syntax over "
@@ -413,8 +413,8 @@ class SubscriptionForm(BreakerFields, forms.ModelForm):
 class FilterCheckForm(forms.Form):
     """The subscription form's payload filter with a sample event to try it on (the live check)."""
 
-    payload_filter = BoundedJSONField(required=False)
-    sample_payload = BoundedJSONField(
+    payload_filter = OptionalJSONField(required=False)
+    sample_payload = OptionalJSONField(
         required=False, label="Sample payload",
         widget=forms.Textarea(attrs={"rows": 4, "class": "mono", "placeholder": '{"total": 120}'}),
         help_text="Would an event with this payload, of the first ticked event type, match?",
@@ -453,10 +453,16 @@ class FilterCheckForm(forms.Form):
         return known[0] if known else ("", "")
 
 
+class PayloadField(BoundedJSONField):
+    """An event's payload: any JSON value, `{}` and `[]` included (only an empty box is missing)."""
+
+    empty_values = [None, ""]
+
+
 class TestEventForm(forms.Form):
     """What a test event carries besides its event type."""
 
-    payload = BoundedJSONField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
+    payload = PayloadField(initial={"test": True}, widget=forms.Textarea(attrs={"rows": 3, "class": "mono"}))
     correlation_id = forms.CharField(max_length=200, required=False, label="Correlation id",
                                      help_text="Empty: a new UUID.")
 

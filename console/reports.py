@@ -327,13 +327,14 @@ class RoomsPanel:
     end: datetime | None  # the end of the newest report hour; None before the first report
     hours: int
     rooms: list[RoomSuccess]
+    supported: bool = True  # whether the report jobs can run here (not on the demo's SQLite)
 
 
 def success_per_room(hours: int = 24, limit: int = BUSIEST_ROOMS) -> RoomsPanel:
     """Chart the success rate per hour of the busiest rooms over the newest report hours (three queries)."""
     newest = HourlyReport.objects.aggregate(newest=Max("hour"))["newest"]
     if newest is None:
-        return RoomsPanel(None, hours, [])
+        return RoomsPanel(None, hours, [], runner.reports_supported())
     end = newest + HOUR
     window = HourlyReport.objects.filter(hour__gte=end - hours * HOUR, hour__lt=end)
     busiest = (window.values("room_id").annotate(n=Sum("delivered") + Sum("dead_lettered") + Sum("expired"))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from console.forms import RETRY_FIELDS, RetrySettingsForm
+from console.text import duration
 from rooms.models import Room
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
@@ -94,28 +95,6 @@ def schedule(policy: RetryPolicy, expiration_ms: int | None) -> Schedule:
             after_expiry=bool(expiration_ms) and at >= expiration_ms,
         ))
     return Schedule(policy, expiration_ms or None, rows)
-
-
-UNITS = [("d", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)]
-
-
-def duration(ms: int | None) -> str:
-    """Say how long `ms` is in the two largest units that matter (1 h 5 min, 4.5 s, 250 ms)."""
-    if ms is None:
-        return "—"
-    if ms < 1000:
-        return f"{ms} ms"
-    if ms < 60_000:
-        return f"{ms / 1000:g} s" if ms % 100 == 0 else f"{ms / 1000:.2f} s"
-    parts = []
-    rest = ms
-    for unit, size in UNITS:
-        if rest >= size:
-            parts.append(f"{rest // size} {unit}")
-            rest %= size
-        if len(parts) == 2 or (parts and rest == 0):
-            break
-    return " ".join(parts[:2])
 
 
 def settings_values(owner: Room | Subscription, *, expiration: bool = False) -> dict[str, Any]:

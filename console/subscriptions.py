@@ -142,7 +142,10 @@ def subscription_filter_check(request: HttpRequest, room_id: int) -> TemplateRes
 def subscription_detail(request: HttpRequest, subscription_id: int) -> TemplateResponse:
     """Show a subscription: status, settings and their schedule, recent deliveries, and its actions."""
     subscription = get_object_or_404(Subscription.objects.select_related("room"), pk=subscription_id)
-    return subscription_detail_page(request, subscription, TestEventForm())
+    event_type = first_matching_event_type(subscription)
+    # The payload box starts with a sample the event type's schema accepts (or {} beside the schema).
+    initial = {"payload": event_type.sample_payload()} if event_type else {}
+    return subscription_detail_page(request, subscription, TestEventForm(initial=initial))
 
 
 def subscription_detail_page(request: HttpRequest, subscription: Subscription,
@@ -280,7 +283,10 @@ def subscription_test_event(request: HttpRequest, subscription_id: int) -> HttpR
         published = publish(subscription.room, event, only=subscription)
     except PublishRejected as rejected:
         for field, errors in rejected.errors.items():
-            form.add_error("payload" if field == "payload" else None, [f"{field}: {e}" for e in errors])
+            if field == "payload":  # the schema refused it: say whose, beside the schema shown under the box
+                form.add_error("payload", [f"Not valid for the schema of {event_type}: {e}" for e in errors])
+            else:
+                form.add_error(None, [f"{field}: {e}" for e in errors])
         return subscription_detail_page(request, subscription, form)
     reached = len(published.destinations)
     messages.success(request, f"Test event {event_type.name} v{event_type.version} published to "

@@ -1,39 +1,25 @@
-"""How the UI words things: error summaries, counts with their noun, times relative to now."""
+"""How the UI words things: error summaries, counts with their noun, times relative to now, durations, ratios."""
 
 from __future__ import annotations
 
-import html
-import re
 from datetime import datetime
 
 from django.utils import timezone
 from django.utils.timesince import timesince
 
+from dovecote.error_text import ERROR_CHARS, readable
+
 SUMMARY_CHARS = 90
-MARKUP = re.compile(r"<[a-zA-Z!/]")
-INVISIBLE = re.compile(r"<(head|script|style)\b.*?</\1\s*>", re.DOTALL | re.IGNORECASE)
-TAG = re.compile(r"<[^>]*>")
-SPACE = re.compile(r"\s+")
 
 
 def error_summary(error: str, limit: int = SUMMARY_CHARS) -> str:
-    """Return the gist of an error on one line: an HTML body reduced to its text, cut to `limit` characters.
+    """Return the gist of an error on one line: an HTML body reduced to its text, cut to `limit` characters."""
+    return readable(error, limit)
 
-    "HTTP 501: <!DOCTYPE HTML><html>…<h1>Error response</h1><p>Error code: 501</p>…" reads
-    "HTTP 501: Error response · Error code: 501 · Message: Unsupported method ('POST'). · …".
-    """
-    start = MARKUP.search(error)
-    if start is None:
-        text = SPACE.sub(" ", error).strip()
-    else:
-        lead = SPACE.sub(" ", error[:start.start()]).strip()
-        pieces = []
-        for part in TAG.split(INVISIBLE.sub(" ", error[start.start():])):
-            piece = SPACE.sub(" ", html.unescape(part)).strip()
-            if piece and piece not in pieces:  # a page repeats its title as its heading
-                pieces.append(piece)
-        text = " ".join(part for part in (lead, " · ".join(pieces)) if part)
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+def error_text(error: str) -> str:
+    """Return an error in full as the UI shows it: readable and bounded, even a row from before errors were."""
+    return readable(error, ERROR_CHARS)
 
 
 def counted(count: int, singular: str, plural: str | None = None) -> str:
@@ -49,3 +35,41 @@ def ago(moment: datetime | None, now: datetime | None = None) -> str:
     if (now - moment).total_seconds() < 60:
         return "just now"
     return f"{timesince(moment, now)} ago"
+
+
+UNITS = [("day", 86_400_000), ("h", 3_600_000), ("min", 60_000), ("s", 1000)]
+
+
+def duration(ms: float | None) -> str:
+    """Say how long `ms` is in the two largest units that matter (5 days, 1 h 5 min, 4.5 s, 250 ms)."""
+    if ms is None:
+        return "—"
+    ms = round(ms)
+    if ms < 1000:
+        return f"{ms} ms"
+    if ms < 60_000:
+        return f"{ms / 1000:g} s" if ms % 100 == 0 else f"{ms / 1000:.2f} s"
+    parts = []
+    rest = ms
+    for unit, size in UNITS:
+        if rest >= size:
+            count = rest // size
+            parts.append(f"{count} {unit}s" if unit == "day" and count > 1 else f"{count} {unit}")
+            rest %= size
+        if len(parts) == 2 or (parts and rest == 0):
+            break
+    return " ".join(parts[:2])
+
+
+def seconds(value: float | None) -> str:
+    """Say how long `value` seconds is as `duration` does: 432000 reads "5 days" (whole seconds from one on)."""
+    if value is None:
+        return "—"
+    return duration(value * 1000 if value < 1 else round(value) * 1000)
+
+
+def percent(ratio: float | None) -> str:
+    """Write a ratio as a percentage: 0.5 reads "50%", 0.975 "97.5%"."""
+    if ratio is None:
+        return "—"
+    return f"{ratio * 100:.1f}".removesuffix(".0") + "%"

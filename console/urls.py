@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from console import api_keys, dashboard, dead_letters, login, messages, reports, rooms, subscriptions
+from console import api_keys, dashboard, dead_letters, login, messages, reports, rooms, site, subscriptions
 
 app_name = "console"
 
 urlpatterns = [
     path("", dashboard.dashboard, name="dashboard"),
+    path("favicon.ico", site.favicon, name="favicon"),
     path("login/", login.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(next_page="console:login"), name="logout"),
     path("rooms/", rooms.room_list, name="room-list"),

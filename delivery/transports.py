@@ -11,7 +11,8 @@ budget, delivery/push/budget.py). What it guarantees for each attempt:
   head and reading its body. A receiver that drips bytes is cut off when it runs out;
 - it reads at most RESPONSE_BYTES of a response body (for the error text), and no more than has
   arrived with the head: a longer or slower body is not waited for, and its connection is closed
-  instead of reused;
+  instead of reused; the error keeps the body's readable text, at most ERROR_CHARS (an HTML error
+  page is reduced to its words: dovecote/error_text.py), never the page;
 - redirects are not followed; a Retry-After header is read within bounds (MAX_RETRY_AFTER_MS).
 Failures come back as values (`PushResult`), never as exceptions: whatever goes wrong inside (a
 receiver the parser chokes on, a bug here) ends as a failed attempt, so the caller always records
@@ -36,12 +37,12 @@ from django.conf import settings
 
 from delivery.http1 import Http1Client, ResponseError
 from delivery.models import DeliveryAttempt
+from dovecote.error_text import readable
 from subscriptions.push_urls import UnsafePushUrl, checked_addresses, parse_push_url
 
 log = logging.getLogger("delivery.transports")
 
 USER_AGENT = "Dovecote-Webhooks/1.0"
-ERROR_BODY_CHARS = 500
 RESPONSE_BYTES = 8 * 1024  # of a response body read at most; the rest is never read
 MAX_RETRY_AFTER_MS = 24 * 3600 * 1000  # a longer Retry-After is read as a day
 RETRY_AFTER_MAX_CHARS = 64  # an HTTP date is 29 characters; a longer header is not read
@@ -137,7 +138,7 @@ class PushTransport:
         except Exception as error:  # the guarantee above: every failure is a value
             log.exception("a push POST failed unexpectedly; it is recorded as a failed attempt")
             result = PushResult(Outcome.CONNECTION_ERROR, _ms_since(started),
-                                error=f"unexpected error: {type(error).__name__}: {error}"[:ERROR_BODY_CHARS])
+                                error=readable(f"unexpected error: {type(error).__name__}: {error}"))
         return replace(result, finished_at=datetime.now(UTC))
 
     async def _post(self, request: PushRequest) -> PushResult:
@@ -161,9 +162,9 @@ class PushTransport:
         status = response.status
         if 200 <= status < 300:
             return PushResult(Outcome.SUCCESS, _ms_since(started), status_code=status)
-        text = response.body.decode("utf-8", "replace")[:ERROR_BODY_CHARS]
+        text = response.body.decode("utf-8", "replace")
         return PushResult(
-            Outcome.FAILURE, _ms_since(started), status_code=status, error=f"HTTP {status}: {text}".strip(),
+            Outcome.FAILURE, _ms_since(started), status_code=status, error=readable(f"HTTP {status}: {text}"),
             retry_after_ms=retry_after_ms(response.headers.get("retry-after", "")) if status in (429, 503) else None,
         )
 

@@ -114,7 +114,8 @@ WSGI_APPLICATION = "dovecote.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [],
+        # The console's templates live in the project's top-level templates/ (the specified layout).
+        "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -352,6 +353,8 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = STATIC_FROM_FINDERS
 STATICFILES_DIRS = [
+    # The console's own static files, in the project's top-level static/ (the specified layout).
+    BASE_DIR / "static",
     # Front-end packages come from the npm registry (package.json; `npm ci`, run by make) and are
     # served straight from node_modules, never committed.
     ("vendor/htmx", BASE_DIR / "node_modules" / "htmx.org" / "dist"),

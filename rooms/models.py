@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import F, Q
 from django.utils import timezone
 
+from rooms import samples
 from rooms.schemas import VALIDATORS, BudgetSpent, SchemaRefused, payload_errors, schema_digest
 
 
@@ -152,6 +153,14 @@ class EventType(models.Model):
         if "schema" in self.get_deferred_fields():
             return EventType.objects.filter(pk=self.pk).values_list("schema", flat=True).first()
         return self.schema
+
+    def sample_payload(self) -> Any:
+        """Return a payload this type's schema accepts, made from the schema (rooms/samples.py); {} if none is."""
+        schema = self.stored_schema()
+        if not schema:
+            return {"test": True}
+        payload = samples.sample(schema)
+        return payload if payload is not None and not self.schema_errors(payload) else {}
 
 
 API_KEY_PREFIX = "dvc_"

@@ -48,8 +48,7 @@ PAGES: dict[str, Url] = {
 }
 # The htmx fragments: (page, the id of the element that asks for it).
 FRAGMENTS: dict[str, tuple[Url, str]] = {
-    "dashboard stats": (url("dashboard"), "stats"),
-    "dashboard throughput": (url("dashboard"), "throughput"),
+    "dashboard last hour": (url("dashboard"), "last-hour"),
     "dashboard failing": (url("dashboard"), "failing"),
     "message timeline": (url("message-detail", message_id=lambda w: w.retrying.pk), "destinations"),
     "reports figures": (url("reports"), "figures"),

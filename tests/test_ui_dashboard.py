@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 from django.test import Client
@@ -29,28 +31,48 @@ def test_the_figures_count_the_last_hour(staff_client: Client, world: World) -> 
     make_delivery(old, world.push, status="dead_lettered")
     Delivery.objects.filter(message=old).update(updated_at=timezone.now() - timedelta(hours=2))
 
-    stats = staff_client.get("/").context["stats"]
+    stats = staff_client.get("/").context["last_hour"].stats
 
     assert stats == {"published": 3, "delivered": 2, "dead_lettered": 1, "retrying_now": 1, "retries": 2, "resent": 0,
                      "unroutable": 0}
 
 
-def test_the_stats_fragment_polls_and_holds_only_the_figures(staff_client: Client, world: World) -> None:
+def test_the_cards_and_the_chart_poll_as_one_fragment(staff_client: Client, world: World) -> None:
     page = staff_client.get("/").content.decode()
-    assert 'id="stats" class="cards" hx-get="/" hx-trigger="every 5s"' in page
+    assert 'id="last-hour" class="last-hour" aria-label="The last hour" hx-get="/" hx-trigger="every 5s"' in page
 
-    fragment = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="stats")
+    fragment = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="last-hour")
 
-    assert "stats" in fragment.context and "throughput" not in fragment.context
-    assert '<div class="card-value" data-stat="published">3</div>' in fragment.content.decode()
+    assert "last_hour" in fragment.context and "failing" not in fragment.context
+    html = fragment.content.decode()
+    assert '<div class="card-value" data-stat="published">3</div>' in html and "<svg" in html
 
 
-def test_throughput_has_a_bar_per_minute_with_the_counts(staff_client: Client, world: World) -> None:
-    chart = staff_client.get("/").context["throughput"]
+def test_throughput_has_a_bar_per_minute_and_the_cards_count_the_same_bars(staff_client: Client, world: World) -> None:
+    last_hour = staff_client.get("/").context["last_hour"]
+    chart = last_hour.throughput
     assert len(chart.bars) == 60
-    assert chart.total_published == 3 and chart.total_delivered == 1
-    assert sum(bar.published for bar in chart.bars) == 3
-    assert "<svg" in staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="throughput").content.decode()
+    assert chart.total_published == sum(bar.published for bar in chart.bars) == last_hour.stats["published"] == 3
+    assert chart.total_delivered == sum(bar.delivered for bar in chart.bars) == last_hour.stats["delivered"] == 2
+
+
+def test_the_window_is_the_60_minutes_up_to_now_for_the_cards_and_the_chart(
+        staff_client: Client, world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = timezone.now()
+    monkeypatch.setattr("console.dashboard.timezone", SimpleNamespace(now=lambda: now))  # no minute ticks by
+    first_minute = now.replace(second=0, microsecond=0) - timedelta(minutes=59)
+    before = make_message(world.room, created_at=first_minute - timedelta(seconds=1))
+    make_delivery(before, world.push, status="delivered")
+    Delivery.objects.filter(message=before).update(updated_at=before.created_at)
+    inside = make_message(world.room, created_at=first_minute)
+    make_delivery(inside, world.push, status="delivered")
+    Delivery.objects.filter(message=inside).update(updated_at=inside.created_at)
+
+    last_hour = staff_client.get("/").context["last_hour"]
+
+    assert last_hour.stats["published"] == last_hour.throughput.total_published == 4
+    assert last_hour.stats["delivered"] == last_hour.throughput.total_delivered == 3
+    assert last_hour.throughput.bars[0].published == last_hour.throughput.bars[0].delivered == 1
 
 
 def test_the_subscriptions_failing_most_come_first_with_their_last_error(staff_client: Client, world: World) -> None:
@@ -92,8 +114,16 @@ def test_before_any_report_the_panel_points_to_the_reports_page(staff_client: Cl
     assert "No report has been computed yet" in html and 'href="/reports/">Reports</a>' in html
 
 
+def test_in_the_demo_the_panel_says_why_there_are_no_reports_and_what_to_run(staff_client: Client) -> None:
+    with mock.patch("analytics.runner.reports_supported", return_value=False):  # the demo runs on SQLite
+        html = staff_client.get("/").content.decode()
+
+    assert "No report has been computed yet" not in html
+    assert "No reports in this demo: the report jobs run on Spark" in html and "<code>make report</code>" in html
+
+
 def test_a_dashboard_poll_reads_no_report_table(staff_client: Client, world: World) -> None:
-    response = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="stats")
+    response = staff_client.get("/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="last-hour")
     assert "reports" not in response.context
 
 
@@ -117,5 +147,5 @@ def test_the_worker_and_beat_last_seen_and_the_outbox_backlog_are_shown(staff_cl
     processes = fragment.context["processes"]
     assert processes.outbox.pending == Delivery.objects.filter(status="pending").count() >= 1
     assert processes.outbox.oldest_age_s >= 90
-    assert "throughput" not in fragment.context
+    assert "last_hour" not in fragment.context
     assert 'id="processes"' in staff_client.get("/").content.decode()

@@ -95,7 +95,7 @@ def test_a_message_page_shows_the_payload_and_each_timeline(staff_client: Client
     html = response.content.decode()
     assert '&quot;order&quot;: 1' in html and "order-1" in html
     assert html.count('data-outcome="failure"') == 1 and html.count('data-outcome="success"') == 1
-    assert "2000 ms" in html and "HTTP 500" in html
+    assert "<td class=\"num\">2 s</td>" in html and "HTTP 500" in html
     assert response.context["settled"] is True and 'hx-trigger="every' not in html
 
 

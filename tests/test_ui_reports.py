@@ -110,8 +110,8 @@ def test_a_room_shows_its_room_level_percentiles_not_an_average_of_its_subscript
 
     assert figure(html, "success-rate") == "92%"  # 230 of 250
     assert [chart.name for chart in figures.latency] == ["orders"]
-    assert figure(html, "latest-latency") == "120 · 700 · 1100 ms"
-    assert figure(html, "worst-p99") == "1500 ms at 05-04 10:00"
+    assert figure(html, "latest-latency") == "120 ms · 700 ms · 1.1 s"
+    assert figure(html, "worst-p99") == "1.5 s at 05-04 10:00"
     assert "<h2>Retry cost per subscription</h2>" in html
     assert [(row["name"], row["retries"]) for row in figures.retry_cost.rows] == [("orders / slow", 25),
                                                                                   ("orders / fast", 5)]

@@ -193,8 +193,10 @@ def test_without_postgresql_the_page_says_the_reports_need_it_and_starts_nothing
         flashed = staff_client.get("/reports/").content.decode()
 
     delay.assert_not_called()
-    assert "The reports need PostgreSQL" in page and 'data-state="unsupported"' in page
-    assert " disabled>Refresh now" in page and "hx-trigger" not in page.split('id="progress"')[1].split("</section>")[0]
+    assert "No reports in the demo." in page and "run on Spark" in page and 'data-state="unsupported"' in page
+    assert "use this button" not in page  # it is off here
+    assert ' disabled title="The report jobs need Spark and PostgreSQL' in page
+    assert "hx-trigger" not in page.split('id="progress"')[1].split("</section>")[0]
     assert response.status_code == 302 and "this instance runs on SQLite, so no run was started" in flashed
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from console.schedule import duration, schedule, summary
+from console.schedule import schedule, summary
+from console.text import duration
 from subscriptions.retry import RetryPolicy
 
 
@@ -33,7 +34,8 @@ def test_no_redelivery_means_one_attempt() -> None:
 
 
 @pytest.mark.parametrize(("ms", "text"), [(0, "0 ms"), (250, "250 ms"), (1500, "1.5 s"), (1234, "1.23 s"),
-                                          (65_000, "1 min 5 s"), (3_600_000, "1 h"), (90_061_000, "1 d 1 h")])
+                                          (65_000, "1 min 5 s"), (3_600_000, "1 h"), (90_061_000, "1 day 1 h"),
+                                          (432_000_000, "5 days")])
 def test_durations_read_in_the_two_largest_units(ms: int, text: str) -> None:
     assert duration(ms) == text
 

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from console.text import ago, counted, error_summary
+from console.text import ago, counted, error_summary, error_text
+from dovecote.error_text import ERROR_CHARS
 
 PYTHON_HTTP_SERVER_501 = """HTTP 501: <!DOCTYPE HTML>
 <html lang="en">
@@ -55,3 +56,12 @@ def test_under_a_minute_ago_is_just_now() -> None:
     assert ago(now - timedelta(minutes=1), now) == "1\xa0minute ago"  # Django's timesince keeps the number
     assert ago(now - timedelta(hours=2, minutes=5), now) == "2\xa0hours, 5\xa0minutes ago"  # with its unit
     assert ago(None, now) == ""
+
+
+def test_an_error_stored_before_errors_were_bounded_is_shown_as_its_text_within_the_bound() -> None:
+    page = PYTHON_HTTP_SERVER_501 + "<p>" + "x " * 5000 + "</p>"
+
+    shown = error_text(page)
+
+    assert shown.startswith("HTTP 501: Error response · Error code: 501") and "<" not in shown
+    assert len(shown) <= ERROR_CHARS and shown.endswith("…")

@@ -72,7 +72,7 @@ def test_the_dashboard_counts_the_last_hours_unroutable_messages(staff_client: C
                                                                  admin_key: str) -> None:
     publish(client, room, admin_key)
     publish(client, room, admin_key, {**EVENT, "correlation_id": "lost-order-8"})
-    assert staff_client.get("/").context["stats"]["unroutable"] == 2
+    assert staff_client.get("/").context["last_hour"].stats["unroutable"] == 2
 
 
 def test_republishing_sends_it_to_the_subscriptions_that_match_now(client: Client, room: Room, admin_key: str,

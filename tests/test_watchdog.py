@@ -263,7 +263,7 @@ def test_the_dashboard_counts_the_deliveries_sent_again(memory_broker: str, staf
 
     page = staff_client.get("/")
 
-    assert page.context["stats"]["resent"] == 1
+    assert page.context["last_hour"].stats["resent"] == 1
     assert '<div class="card-value" data-stat="resent">1</div>' in page.content.decode()
 
 

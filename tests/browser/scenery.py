@@ -14,18 +14,19 @@ from django.utils import timezone
 from analytics.models import ErrorReport, HourlyReport, LatencyReport, ReportRun, RetryCostReport
 from delivery.models import Delivery, DeliveryAttempt, Message
 from dovecote import heartbeats
+from dovecote.error_text import readable
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
 from tests.report_rows import error_row, hourly_row, latency_row, retry_cost_row
 
 Status = Delivery.Status
-# What a receiver behind Apache httpd answers while it is down: the error text keeps the body's start.
-UNAVAILABLE = ("HTTP 503: <!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n"
-               "<title>503 Service Unavailable</title>\n</head><body>\n<h1>Service Unavailable</h1>\n"
-               "<p>The server is temporarily unable to service your\nrequest due to maintenance downtime or capacity\n"
-               "problems. Please try again later.</p>\n<hr>\n<address>Apache/2.4.62 (Debian) Server at "
-               "crm.example.com Port 443</address>\n</body></html>")
+# What a receiver behind Apache httpd answers while it is down, as the push transport stores it: its words.
+UNAVAILABLE = readable("HTTP 503: <!DOCTYPE HTML PUBLIC \"-//IETF//DTD HTML 2.0//EN\">\n<html><head>\n"
+                        "<title>503 Service Unavailable</title>\n</head><body>\n<h1>Service Unavailable</h1>\n"
+                        "<p>The server is temporarily unable to service your\nrequest due to maintenance "
+                        "downtime or capacity\nproblems. Please try again later.</p>\n<hr>\n"
+                        "<address>Apache/2.4.62 (Debian) Server at crm.example.com Port 443</address>\n</body></html>")
 DELAYS = RetryPolicy(delay_ms=2000, multiplier=1.5, attempts=5, max_delay_ms=60_000)  # the orders room's
 
 
@@ -78,7 +79,7 @@ def traffic(room: Room, billing: Subscription, crm: Subscription, rng: random.Ra
     now = timezone.now()
     messages, deliveries, attempts = [], [], []
     for i in range(240):
-        at = now - timedelta(seconds=rng.uniform(5, 3590))
+        at = now - timedelta(seconds=rng.uniform(5, 3500))  # inside the dashboard's window (59 whole minutes)
         message = Message(id=uuid.uuid4(), room=room, event_type=rng.choice(["order.created", "order.paid"]),
                           event_version="1", payload={"order_id": 1000 + i, "total": rng.randint(5, 400)},
                           correlation_id=f"order-{1000 + i}", created_at=at, expires_at=at + timedelta(hours=1))
@@ -103,7 +104,9 @@ def traffic(room: Room, billing: Subscription, crm: Subscription, rng: random.Ra
     for attempt in attempts:
         attempt.delivery_id = attempt.delivery.pk
     DeliveryAttempt.objects.bulk_create(attempts)
-    Delivery.objects.filter(pk__in=[d.pk for d in created]).update(updated_at=now - timedelta(minutes=1))
+    for delivery in created:  # settled a moment after publishing (the dashboard counts them by this time)
+        delivery.updated_at = min(delivery.created_at + timedelta(seconds=2 * delivery.attempts + 1), now)
+    Delivery.objects.bulk_update(created, ["updated_at"])
     newest = max(messages, key=lambda m: m.created_at)
     retrying = Delivery.objects.get(message=newest, subscription=crm)
     retrying.status, retrying.attempts, retrying.next_attempt_at = Status.RETRYING, 2, now + timedelta(seconds=2.5)

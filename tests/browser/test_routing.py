@@ -29,15 +29,15 @@ def test_the_filter_field_says_live_whether_a_sample_event_would_match(browsing:
 
     page.get_by_label("Name").fill("big-orders")
     page.get_by_label("Pull").check()
-    page.get_by_label("Payload filter").fill('{"data": {"total": {"$gte": 100}}}')
+    page.get_by_label("Filter (JSON)").fill('{"data": {"total": {"$gte": 100}}}')
     page.get_by_label("Sample payload").fill('{"total": 120}')
     expect(check).to_have_attribute("data-verdict", "match")
     page.get_by_label("Sample payload").fill('{"total": 80}')
     expect(check).to_have_attribute("data-verdict", "no-match")
-    page.get_by_label("Payload filter").fill('{"data": {"total": {"$gte": true}}}')
+    page.get_by_label("Filter (JSON)").fill('{"data": {"total": {"$gte": true}}}')
     expect(check).to_contain_text("$.data.total.$gte: $gte takes a number or a string, not a boolean")
 
-    page.get_by_label("Payload filter").fill('{"data": {"total": {"$gte": 100}}}')
+    page.get_by_label("Filter (JSON)").fill('{"data": {"total": {"$gte": 100}}}')
     page.get_by_role("button", name="Create subscription").click()
     expect(page.locator("#payload-filter")).to_contain_text('"$gte": 100')
     assert Subscription.objects.get(name="big-orders").payload_filter == {"data": {"total": {"$gte": 100}}}
