@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -428,3 +429,72 @@ def report_run(env: dict[str, str], log_dir: Path) -> ReportTimes:
 
 def worker_rss_mib(ctx: Context) -> float:
     return rss_kib(ctx.processes["worker"].popen.pid) / 1024
+
+
+@dataclass
+class Takeover:
+    cold_start_s: float  # the primary's `artemis run` until its STOMP acceptor answers
+    live_s: float  # SIGKILL of the primary until the backup logs that it is live
+    first_delivery_s: float  # SIGKILL until the first message delivered through the backup
+    confirmed: int  # sends confirmed (RECEIPT) over the run
+    lost: int  # confirmed sends never delivered
+
+
+def broker_failover(work: Path) -> Takeover:
+    """Start a shared-store Artemis pair, stream confirmed sends, SIGKILL the primary, time the takeover."""
+    from delivery.broker import OutgoingMessage, SendFailed, connect
+    from tests.artemis_pair import BACKUP_WAITING, BECAME_LIVE, create_pair, logged_at, wait_for_log, wait_for_stomp
+
+    pair = create_pair(work)
+    try:
+        started = time.monotonic()
+        pair.start(pair.primary)
+        wait_for_stomp(pair, pair.primary)
+        cold_start = time.monotonic() - started
+        pair.start(pair.backup)
+        wait_for_log(pair, pair.backup, BACKUP_WAITING)
+        destination = f"bench-failover::q-{uuid.uuid4().hex[:8]}"
+        confirmed: set[str] = set()
+        arrivals: dict[str, float] = {}
+        stop = threading.Event()
+
+        def send() -> None:
+            with connect(pair.url, connect_timeout=5, receipt_timeout=5) as broker:
+                for n in itertools.count():
+                    if stop.is_set():
+                        return
+                    try:
+                        broker.send(OutgoingMessage(destination, f"m{n}".encode(), {"persistent": "true"}))
+                        confirmed.add(f"m{n}")
+                    except SendFailed:
+                        time.sleep(0.05)
+                    time.sleep(0.005)
+
+        def receive() -> None:
+            with connect(pair.url, connect_timeout=5) as broker, broker.consumer(destination, prefetch=10) as consumer:
+                while not stop.is_set():
+                    if (message := consumer.receive(timeout=0.2)) is not None:
+                        arrivals.setdefault(message.body.decode(), time.time())
+                        consumer.ack(message)
+
+        threads = [threading.Thread(target=send), threading.Thread(target=receive)]
+        for thread in threads:
+            thread.start()
+        try:
+            if not wait_until(lambda: len(confirmed) >= 200, 60):
+                raise RuntimeError(f"the primary confirmed {len(confirmed)} sends in 60 s\n{pair.logs()}")
+            killed = time.time()
+            pair.kill(pair.primary)
+            wait_for_log(pair, pair.backup, BECAME_LIVE)
+            live = logged_at(pair.backup, BECAME_LIVE)
+            if not wait_until(lambda: any(t > live for t in list(arrivals.values())), 60):
+                raise RuntimeError(f"nothing was delivered through the backup in 60 s\n{pair.logs()}")
+            wait_until(lambda: len(confirmed) >= 400, 60)
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=30)
+        first = min(t for t in arrivals.values() if t > live)
+        return Takeover(cold_start, live - killed, first - killed, len(confirmed), len(set(confirmed) - set(arrivals)))
+    finally:
+        pair.stop()

@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The scratch database and Celery's Redis database; a run beside another one (the suite's quick run) sets its own.
 BENCH_DB = os.environ.get("DOVECOTE_BENCH_DB", "dovecote_bench")
 BENCH_REDIS_DB = os.environ.get("DOVECOTE_BENCH_REDIS_DB", "9")
-GROUPS = ("batch", "single", "push", "latency", "fairness", "retry", "spark")
+GROUPS = ("batch", "single", "push", "latency", "fairness", "retry", "spark", "failover")
 EXTRA_GROUPS = ("rates",)  # only with --only: latency and retry timing at other offered rates
 MEASURED = ("<!-- make bench writes from here -->", "<!-- to here -->")
 
@@ -224,6 +224,14 @@ def main() -> int:
                         f"{fmt(spark_s, digits=1)}; {max(t.spark_peak_mib for t in times):,.0f}",
                         f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
+    if "failover" in only:  # an Artemis pair of its own (tests/artemis_pair.py), the delivery stack stopped
+        takeover = figures.broker_failover(log_dir / "artemis-pair")
+        rows.append(Row("broker failover: SIGKILL of the Artemis primary → the backup live; → the first message "
+                        "delivered through it, s (1 run)", f"{takeover.live_s:.1f}; {takeover.first_delivery_s:.1f}",
+                        f"{takeover.cold_start_s:.1f} s a lone broker's cold start (artemis run → STOMP answers)",
+                        "< 10"))
+        rows.append(Row("  sends confirmed over the failover / confirmed but never delivered (1 run)",
+                        f"{takeover.confirmed} / {takeover.lost}", "—", "0 lost"))
     print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
     if stack.PROFILE_DIR is not None:
         print_profiles(stack.PROFILE_DIR)

@@ -31,6 +31,8 @@ ROWS = [
     "redelivery timing error",
     "broker reconnects",
     "Spark report, full run",
+    "broker failover: SIGKILL of the Artemis primary",
+    "sends confirmed over the failover",
 ]
 
 
