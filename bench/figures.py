@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import re
@@ -442,7 +443,7 @@ class Takeover:
 
 def broker_failover(work: Path) -> Takeover:
     """Start a shared-store Artemis pair, stream confirmed sends, SIGKILL the primary, time the takeover."""
-    from delivery.broker import OutgoingMessage, SendFailed, connect
+    from delivery.broker import BrokerError, OutgoingMessage, SendFailed, connect
     from tests.artemis_pair import BACKUP_WAITING, BECAME_LIVE, create_pair, logged_at, wait_for_log, wait_for_stomp
 
     pair = create_pair(work)
@@ -456,7 +457,7 @@ def broker_failover(work: Path) -> Takeover:
         destination = f"bench-failover::q-{uuid.uuid4().hex[:8]}"
         confirmed: set[str] = set()
         arrivals: dict[str, float] = {}
-        stop = threading.Event()
+        stop, received_all = threading.Event(), threading.Event()
 
         def send() -> None:
             with connect(pair.url, connect_timeout=5, receipt_timeout=5) as broker:
@@ -472,10 +473,11 @@ def broker_failover(work: Path) -> Takeover:
 
         def receive() -> None:
             with connect(pair.url, connect_timeout=5) as broker, broker.consumer(destination, prefetch=10) as consumer:
-                while not stop.is_set():
+                while not received_all.is_set():
                     if (message := consumer.receive(timeout=0.2)) is not None:
                         arrivals.setdefault(message.body.decode(), time.time())
-                        consumer.ack(message)
+                        with contextlib.suppress(BrokerError):  # a lost connection: the broker delivers it again
+                            consumer.ack(message)
 
         threads = [threading.Thread(target=send), threading.Thread(target=receive)]
         for thread in threads:
@@ -492,8 +494,10 @@ def broker_failover(work: Path) -> Takeover:
             wait_until(lambda: len(confirmed) >= 400, 60)
         finally:
             stop.set()
-            for thread in threads:
-                thread.join(timeout=30)
+            threads[0].join(timeout=30)  # the sender: `confirmed` is final
+            wait_until(lambda: set(confirmed) <= set(arrivals), 30)
+            received_all.set()
+            threads[1].join(timeout=30)
         first = min(t for t in arrivals.values() if t > live)
         return Takeover(cold_start, live - killed, first - killed, len(confirmed), len(set(confirmed) - set(arrivals)))
     finally:

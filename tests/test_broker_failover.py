@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from delivery.broker import OutgoingMessage, SendFailed, connect
+from delivery.broker import BrokerError, OutgoingMessage, SendFailed, connect
 from delivery.broker.stomp import StompBroker, parse_stomp_url
 from tests.artemis_pair import (
     BACKUP_WAITING,
@@ -71,7 +71,15 @@ def test_killing_the_primary_hands_every_confirmed_message_to_the_backup(pair: A
     killed_at: list[float] = []
     stop = threading.Event()
 
+    sent_all = threading.Event()  # the sender has stopped: `confirmed` is final
+
     def send_steadily() -> None:
+        try:
+            send_until_stopped()
+        finally:
+            sent_all.set()
+
+    def send_until_stopped() -> None:
         for n in range(100_000):
             if stop.is_set():
                 return
@@ -89,14 +97,18 @@ def test_killing_the_primary_hands_every_confirmed_message_to_the_backup(pair: A
 
     def consume() -> None:
         with connect(pair.url, connect_timeout=5).consumer(destination, prefetch=50) as consumer:
-            while not stop.is_set() or len({b for b, _ in arrivals}) < len(confirmed):
+            # Until every confirmed send arrived, once the sender stopped (a send may be confirmed after `stop`).
+            while not sent_all.is_set() or len({b for b, _ in arrivals}) < len(confirmed):
                 message = consumer.receive(timeout=0.5)
                 if message is None:
-                    if stop.is_set() and time.time() > max(list(confirmed.values()), default=0) + 30:
+                    if sent_all.is_set() and time.time() > max(list(confirmed.values()), default=0) + 30:
                         return  # nothing more will come
                     continue
                 arrivals.append((message.body.decode(), time.time()))
-                consumer.ack(message)
+                try:
+                    consumer.ack(message)
+                except BrokerError:  # its connection was lost meanwhile: the broker delivers it again
+                    continue
 
     sender, receiver = threading.Thread(target=send_steadily), threading.Thread(target=consume)
     sender.start()
