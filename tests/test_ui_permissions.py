@@ -31,7 +31,7 @@ StaffWith = Callable[..., User]
 
 # Every console URL and what it needs beyond staff status (any one of the permissions named).
 MATRIX: dict[str, tuple[str, ...]] = {
-    "dashboard": (), "login": (), "logout": (), "room-list": (), "room-detail": (),
+    "dashboard": (), "login": (), "logout": (), "favicon": (), "room-list": (), "room-detail": (),
     "room-create": ("rooms.add_room",),
     "room-edit": ("rooms.change_room",),
     "room-preview": ("rooms.add_room", "rooms.change_room"),
