@@ -203,12 +203,21 @@ class OutboxRelay:
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[Delivery] = queue.SimpleQueue()
+        self._unfinished = 0  # deliveries submitted and not yet sent (or given up to the sweeper)
+        self._idle = threading.Condition()
         self._thread = threading.Thread(target=self._run, name="outbox-relay", daemon=True)
         self._thread.start()
 
     def submit(self, deliveries: Iterable[Delivery]) -> None:
         for delivery in deliveries:
+            with self._idle:
+                self._unfinished += 1
             self._queue.put(delivery)
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every delivery submitted so far is sent or given up; False if `timeout` s passed first."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._unfinished == 0, timeout)
 
     def _run(self) -> None:
         while True:
@@ -226,10 +235,19 @@ class OutboxRelay:
                         listener(confirmed)
             except Exception:
                 log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
+            finally:
+                with self._idle:
+                    self._unfinished -= len(batch)
+                    self._idle.notify_all()
 
 
 _relay: OutboxRelay | None = None
 _relay_lock = threading.Lock()
+
+
+def running_relay() -> OutboxRelay | None:
+    """Return this process's relay if it was started, without starting one."""
+    return _relay
 
 
 def relay() -> OutboxRelay:

@@ -29,6 +29,23 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 @pytest.fixture(autouse=True)
+def relay_finished_before_the_flush(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Let this process's outbox relay finish what a transactional test gave it before the database is flushed.
+
+    The flush (TRUNCATE) after such a test deadlocked with the relay thread still marking rows queued.
+    The database fixture is set up first here, so it is torn down (flushed) after this waits.
+    """
+    marker = request.node.get_closest_marker("django_db")
+    if marker is not None and marker.kwargs.get("transaction"):
+        request.getfixturevalue("_django_db_helper")
+    yield
+    from delivery.outbox import running_relay
+
+    if (relay := running_relay()) is not None and not relay.wait_idle(timeout=60):
+        pytest.fail("the outbox relay was still sending 60 s after the test ended", pytrace=False)
+
+
+@pytest.fixture(autouse=True)
 def api_replies_match_the_schema() -> Iterator[None]:
     """Fail a test when an API reply it received contradicts the OpenAPI schema (tests/schema_validation.py)."""
     take_violations()
