@@ -30,6 +30,8 @@ logger = logging.getLogger("delivery.broker")
 MANAGEMENT_ADDRESS = "activemq.management"
 REPLY_PREFIX = "dovecote.management."
 PAGE_SIZE = 500
+LIST_TRIES = 3
+VANISHED_QUEUE = '"q" is null'  # Artemis's NullPointerException when a queue goes while it lists them
 # Artemis names its own queues with these; they are not Dovecote's.
 INTERNAL_PREFIXES = ("$sys.", "activemq.", REPLY_PREFIX)
 
@@ -114,7 +116,21 @@ class Management:
         return True
 
     def queues(self, name_contains: str = "") -> list[QueueStats]:
-        """List the broker's queues (Artemis's own left out) with their message counts."""
+        """List the broker's queues (Artemis's own left out) with their message counts.
+
+        Artemis 2.40 fails a listing that meets a queue being removed (a NullPointerException on the
+        vanished queue: `… because "q" is null`); the listing is asked again, up to three times.
+        """
+        for attempt in range(1, LIST_TRIES + 1):
+            try:
+                return self._list_queues(name_contains)
+            except ManagementError as error:
+                if attempt == LIST_TRIES or VANISHED_QUEUE not in str(error):
+                    raise
+                logger.debug("a queue vanished while Artemis listed them; asking again")
+        raise AssertionError("unreachable")
+
+    def _list_queues(self, name_contains: str) -> list[QueueStats]:
         found: list[QueueStats] = []
         query = json.dumps({"field": "name", "operation": "CONTAINS", "value": name_contains} if name_contains
                            else {"field": "", "operation": "", "value": ""})
