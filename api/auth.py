@@ -10,8 +10,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from delivery.publish import Checked
 from dovecote.throttling import API_KEY_FAILURES
-from rooms.models import ApiKey, Room
+from rooms.models import ApiKey, Room, hash_api_key
 from subscriptions.models import Subscription
 
 
@@ -59,6 +60,108 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return 'Bearer realm="api"'
+
+
+class CachedApiKeyAuthentication(ApiKeyAuthentication):
+    """ApiKeyAuthentication through the process's cache of keys (`KNOWN`), for the publish endpoints.
+
+    A key found in the cache is used as it was read; the publish's transaction checks that it is
+    still live and still names the room (delivery.publish.stale_checks), and `fresh_room` reads it
+    again when it is not. An unknown key is always looked up, and refused as before.
+    """
+
+    def authenticate(self, request: Request) -> tuple[ApiKeyUser, ApiKey] | None:
+        token = bearer_token(request)
+        if token and (key := KNOWN.key(token)) is not None:
+            key.mark_used()
+            return ApiKeyUser(key), key
+        found = super().authenticate(request)
+        if found is not None and token:
+            KNOWN.remember_key(token, found[1])
+        return found
+
+
+def bearer_token(request: Request) -> str:
+    """The token of an `Authorization: Bearer <token>` header ("" without one)."""
+    scheme, _, token = authentication.get_authorization_header(request).decode("latin-1").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+class KnownKeysAndRooms:
+    """The API keys (with the rooms each names) and the rooms this process has read, for the publish path.
+
+    At most `LIMIT` of each; a full cache starts again empty. Entries are never trusted for a refusal:
+    a room the cache says the key may not use, or does not know, is looked up before any 403 or 404.
+    """
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._keys: dict[str, tuple[ApiKey, frozenset[int]]] = {}
+        self._rooms: dict[int, Room] = {}
+
+    def key(self, token: str) -> ApiKey | None:
+        known = self._keys.get(hash_api_key(token))
+        return None if known is None else known[0]
+
+    def remember_key(self, token: str, key: ApiKey) -> None:
+        rooms = frozenset() if key.is_admin else frozenset(key.rooms.values_list("pk", flat=True))
+        if len(self._keys) >= self.LIMIT:
+            self._keys.clear()
+        self._keys[hash_api_key(token)] = (key, rooms)
+
+    def room_for(self, key: ApiKey, token: str, room_id: int) -> Room | None:
+        """The cached room, if the cached key may use it (None: look it up)."""
+        room = self._rooms.get(room_id)
+        known = self._keys.get(hash_api_key(token))
+        if room is None or known is None or known[0] is not key:
+            return None
+        return room if key.is_admin or room_id in known[1] else None
+
+    def remember_room(self, room: Room) -> None:
+        if len(self._rooms) >= self.LIMIT:
+            self._rooms.clear()
+        self._rooms[room.pk] = room
+
+    def forget(self, token: str, room_id: int) -> None:
+        self._keys.pop(hash_api_key(token), None)
+        self._rooms.pop(room_id, None)
+
+
+KNOWN = KnownKeysAndRooms()
+
+
+def cached_room(request: Request, room_id: int) -> tuple[Room, Checked]:
+    """Return room `room_id` for a publish, from the process's cache when it can, with what to verify at commit.
+
+    A room not in the cache (or that the cached key may not use) is read as `usable_room` reads it:
+    404 if there is none, 403 if the key may not use it.
+    """
+    key, token = api_key(request), bearer_token(request)
+    room = KNOWN.room_for(key, token, room_id)
+    if room is None:
+        room = usable_room(request, room_id)
+        KNOWN.remember_room(room)
+        if not key.is_admin and token:
+            KNOWN.remember_key(token, key)  # its rooms again: it may have been given this one since
+    return room, checked(key, room)
+
+
+def checked(key: ApiKey, room: Room) -> Checked:
+    """What a publish with this cached key and room must find unchanged when its rows are written."""
+    return Checked(key.pk, key.is_admin, room.pk, room.routing_version, room.updated_at)
+
+
+def fresh_room(request: Request, room_id: int) -> Room:
+    """Forget what the cache held for this request's key and room, and read both again (401, 403, 404 as ever)."""
+    token = bearer_token(request)
+    KNOWN.forget(token, room_id)
+    key = ApiKey.authenticate(token)
+    if key is None:
+        ApiKeyAuthentication.refuse(request, "unknown or revoked API key")
+    request.user = ApiKeyUser(key)  # type: ignore[assignment]  # DRF's stubs know only Django's users
+    request.auth = key
+    return usable_room(request, room_id)
 
 
 def api_key(request: Request) -> ApiKey:
@@ -110,6 +213,7 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     """Describe API-key auth in the OpenAPI schema (drf-spectacular finds this by subclassing)."""
 
     target_class = "api.auth.ApiKeyAuthentication"
+    match_subclasses = True  # CachedApiKeyAuthentication: the same scheme
     name = "apiKey"
 
     def get_security_definition(self, auto_schema: object) -> dict[str, str]:

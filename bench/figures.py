@@ -37,6 +37,7 @@ class Context:
     processes: dict[str, Process] = field(default_factory=dict)
     restart_worker: Callable[[], None] = field(default=lambda: None)
     stop_worker: Callable[[], None] = field(default=lambda: None)
+    database: str = "dovecote_bench"  # the scratch database: its PostgreSQL backends' CPU is counted
 
 
 # 1 KB messages: 200 of them stay under the default 256 KiB body limit.
@@ -170,16 +171,37 @@ def closed_loop(ctx: Context, path: str, body: dict | None, clients: int, n: int
     return result["rate"], percentile(result["latencies_ms"], 50), percentile(result["latencies_ms"], 99)
 
 
-def single_publish(ctx: Context, n: int, clients: int = 16) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class SinglePublish:
+    rate: float  # publishes accepted per s
+    p50_ms: float
+    p99_ms: float
+    cpu_ms: float  # CPU per delivery, every process of the path (web, worker, beat, PostgreSQL, Artemis, Redis)
+    web_cpu_ms: float  # the web process's part of it
+    cpu_by_part: dict[str, float]  # ms per delivery, by process
+
+
+def single_publish(ctx: Context, n: int, clients: int = 64) -> SinglePublish:
+    """A closed-loop burst of `n` single publishes on `clients` keep-alive connections, to a pull subscription.
+
+    The CPU is counted from the first publish until the broker confirmed every frame (all `queued`).
+    """
+    from bench.stack import CpuMeter
+
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="pull")
-    figures = closed_loop(ctx, f"/api/v1/rooms/{room_id}/messages/", event(0), clients, n)
+    meter = CpuMeter(ctx.processes, ctx.database)
+    meter.start()
+    rate, p50, p99 = closed_loop(ctx, f"/api/v1/rooms/{room_id}/messages/", event(0), clients, n)
+    n = n // clients * clients  # what the load sent: the same number on every connection
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
+    used = meter.stop()
     delete_queue(f"room-{room_id}::subscription-{subscription_id}")
-    return figures
+    by_part = {name: seconds * 1000 / n for name, seconds in used.items()}
+    return SinglePublish(rate, p50, p99, sum(by_part.values()), by_part.get("web", 0.0), by_part)
 
 
-def empty_endpoint(ctx: Context, n: int, clients: int = 16) -> tuple[float, float, float]:
+def empty_endpoint(ctx: Context, n: int, clients: int = 64) -> tuple[float, float, float]:
     """Reference: GET /api/v1/whoami/, an endpoint that does nothing but authenticate, same server."""
     return closed_loop(ctx, "/api/v1/whoami/", None, clients, n)
 
@@ -302,6 +324,30 @@ class Latency:
     p99_ms: float
     on_time: float  # the share of publishes that left within 10 ms of their schedule
     sent: int
+    round_trip_p99_ms: float = 0.0  # publish request sent → its 202 answered
+    stages_ms: dict[str, float] = field(default_factory=dict)  # the median of each step of a delivery
+
+
+def delivery_stages(room_id: int) -> dict[str, float]:
+    """Where a delivery's time went, from the rows' own timestamps (one clock, the stack's): the median of each step.
+
+    publish → receipt: the delivery row's creation (the publish) to the relay's record of the broker's
+    receipt; receipt → POST: to the first attempt's start (negative when the session took the frame
+    before the relay recorded its receipt); POST: the attempt's duration.
+    """
+    from delivery.models import DeliveryAttempt, PublishedMessage
+
+    sends = dict(PublishedMessage.objects.filter(delivery__message__room_id=room_id, attempt=1)
+                 .values_list("delivery_id", "sent_at"))
+    rows = DeliveryAttempt.objects.filter(delivery__message__room_id=room_id, attempt=1).values_list(
+        "delivery_id", "delivery__created_at", "started_at", "duration_ms")
+    stages: dict[str, list[float]] = {"publish → receipt": [], "receipt → POST": [], "POST": []}
+    for delivery_id, created_at, started_at, duration_ms in rows:
+        if delivery_id in sends:
+            stages["publish → receipt"].append((sends[delivery_id] - created_at).total_seconds() * 1000)
+            stages["receipt → POST"].append((started_at - sends[delivery_id]).total_seconds() * 1000)
+        stages["POST"].append(float(duration_ms or 0))
+    return {name: statistics.median(values) for name, values in stages.items() if values}
 
 
 def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: float = 0.0) -> Latency:
@@ -328,7 +374,9 @@ def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: flo
     # A publish that failed or never arrived counts as arriving now: late, not missing.
     latencies = [(arrived.get(s[2], end) - s[0]) * 1000 for s in sends]
     on_time = sum(1 for s in sends if s[1] - s[0] <= 0.010) / len(sends)
-    return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends))
+    round_trips = [(s[4] - s[1]) * 1000 for s in sends]
+    return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends),
+                   percentile(round_trips, 99), delivery_stages(room_id))
 
 
 def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
@@ -365,6 +413,41 @@ def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
     wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook") >= expected, timeout=60, poll=0.5)
     fast = [(a[0] - sent_at[a[2]]) * 1000 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at]
     return percentile(fast, 50), percentile(fast, 99), len(fast)
+
+
+def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int, gap_s: float) -> tuple[float, float]:
+    """One room with `subscriptions` push subscriptions, a `slow_share` of them answering after 2 s; `publishes`
+    single publishes `gap_s` apart. Returns the fast ones' end-to-end p99 ms and the relay's median ms from a
+    delivery's creation to the broker's receipt (its published_messages row)."""
+    from django.db.models import F
+
+    from delivery.models import PublishedMessage
+
+    room_id = make_room(ctx)
+    slow_every = round(1 / slow_share)
+    for s in range(subscriptions):
+        make_subscription(ctx, room_id, type="push", max_in_flight=16,
+                          push_url=ctx.receiver.url("/slow/2000" if s % slow_every == 0 else "/hook"))
+    fast_count = subscriptions - len(range(0, subscriptions, slow_every))
+    with api(ctx) as client:  # every session warm before the measured publishes
+        client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0)).raise_for_status()
+        wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook") >= fast_count, 60, 0.2)
+        ctx.receiver.reset()
+        sent_at = {}
+        for i in range(publishes):
+            time.sleep(gap_s)
+            started = time.monotonic()
+            reply = client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(i + 1))
+            reply.raise_for_status()
+            sent_at[reply.json()["message_id"]] = started
+    expected = fast_count * publishes
+    wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at) >= expected,
+               timeout=60, poll=0.2)
+    fast = [(a[0] - sent_at[a[2]]) * 1000 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at]
+    relay = [(sent - created).total_seconds() * 1000 for sent, created in PublishedMessage.objects.filter(
+        delivery__message__room_id=room_id, delivery__message__created_at__isnull=False).annotate(
+        created=F("delivery__created_at")).values_list("sent_at", "created")]
+    return percentile(fast, 99), statistics.median(relay)
 
 
 def redelivery_timing_error(ctx: Context, n: int, rate: int, delay_ms: int = 1000) -> tuple[float, float]:

@@ -25,7 +25,7 @@ def headers(key: str) -> dict[str, str]:
 
 async def open_loop(urls: list[str], key: str, body: bytes, rate: float, seconds: float) -> list[list]:
     total = int(rate * seconds)
-    results: list[list] = [[0.0, 0.0, None, 0] for _ in range(total)]
+    results: list[list] = [[0.0, 0.0, None, 0, 0.0] for _ in range(total)]
     connector = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=connector, headers=headers(key)) as session:
         async def send(index: int, scheduled: float) -> None:
@@ -34,9 +34,10 @@ async def open_loop(urls: list[str], key: str, body: bytes, rate: float, seconds
                 timeout = aiohttp.ClientTimeout(total=120)
                 async with session.post(urls[index % len(urls)], data=body, timeout=timeout) as reply:
                     payload = await reply.json(content_type=None) if reply.status == 202 else None
-                    results[index] = [scheduled, sent, payload and payload["message_id"], reply.status]
+                    results[index] = [scheduled, sent, payload and payload["message_id"], reply.status,
+                                      time.monotonic()]
             except (aiohttp.ClientError, TimeoutError) as error:
-                results[index] = [scheduled, sent, None, str(error)[:80]]
+                results[index] = [scheduled, sent, None, str(error)[:80], time.monotonic()]
 
         tasks = []
         start = time.monotonic() + 0.2

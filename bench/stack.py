@@ -50,6 +50,49 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def service_pids(database: str) -> dict[str, list[int]]:
+    """The processes of the shared services that serve the stack: PostgreSQL's backends of `database` and its WAL
+    writer, the Artemis JVM, and Redis (found by their command lines)."""
+    found: dict[str, list[int]] = {"postgres": [], "artemis": [], "redis": []}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            words = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        pid = int(cmdline.parent.name)
+        if words.startswith("postgres:") and (f" {database} " in words or "walwriter" in words):
+            found["postgres"].append(pid)
+        elif words.startswith("/") and "/java " in words and "artemis" in words:
+            found["artemis"].append(pid)
+        elif words.split(" ")[0].endswith("redis-server"):
+            found["redis"].append(pid)
+    return found
+
+
+class CpuMeter:
+    """CPU seconds used between `start` and `stop` by the stack's processes and the services that serve it."""
+
+    def __init__(self, processes: dict[str, Process], database: str) -> None:
+        self.processes = processes
+        self.database = database
+        self.used: dict[str, float] = {}
+
+    def _read(self) -> dict[str, float]:
+        now = {name: cpu_seconds(process.popen.pid) for name, process in self.processes.items()}
+        for service, pids in service_pids(self.database).items():
+            now[service] = sum(cpu_seconds(pid) for pid in pids)
+        return now
+
+    def start(self) -> None:
+        self._started = self._read()
+
+    def stop(self) -> dict[str, float]:
+        """Return the CPU seconds each part used since `start` (backends that came and went are missed)."""
+        ended = self._read()
+        self.used = {name: max(0.0, ended[name] - self._started.get(name, 0.0)) for name in ended}
+        return self.used
+
+
 def descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):

@@ -2,8 +2,8 @@
 
 The publish transaction writes `pending` deliveries; after commit, the in-process relay
 sends them (all frames, then all receipts) and marks the confirmed ones `queued`, with a
-`published_messages` row each. Whatever is still pending after a grace period (broker down,
-process died after commit) is claimed and sent by `sweep_pending`, run periodically by beat.
+`published_messages` row each, while it sends the next ones. Whatever is still pending after a
+grace period (broker down, process died after commit) is claimed and sent by `sweep_pending`, run periodically by beat.
 """
 
 from __future__ import annotations
@@ -195,18 +195,22 @@ def release_claims(delivery_ids: Iterable[int]) -> None:
 
 
 class OutboxRelay:
-    """A background thread that sends deliveries as their transactions commit.
+    """Two background threads that send deliveries as their transactions commit, and record the receipts.
 
     It is handed the Delivery objects the transaction wrote (message, room and subscription
-    loaded), so sending them costs no query; `mark_queued` only updates rows still pending.
+    loaded), so sending them costs no query. The sender writes a batch's frames and waits for their
+    receipts, then hands the confirmed ones to the recorder and goes on with the next batch while
+    the recorder marks them queued (`mark_queued` only updates rows still pending): a batch's frames
+    never wait for the last batch's database write.
     """
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[Delivery] = queue.SimpleQueue()
-        self._unfinished = 0  # deliveries submitted and not yet sent (or given up to the sweeper)
+        self._confirmed: queue.SimpleQueue[tuple[list[Delivery], int]] = queue.SimpleQueue()
+        self._unfinished = 0  # deliveries submitted and not yet recorded (or given up to the sweeper)
         self._idle = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="outbox-relay", daemon=True)
-        self._thread.start()
+        threading.Thread(target=self._send, name="outbox-relay", daemon=True).start()
+        threading.Thread(target=self._record, name="outbox-recorder", daemon=True).start()
 
     def submit(self, deliveries: Iterable[Delivery]) -> None:
         for delivery in deliveries:
@@ -215,11 +219,11 @@ class OutboxRelay:
             self._queue.put(delivery)
 
     def wait_idle(self, timeout: float) -> bool:
-        """Wait until every delivery submitted so far is sent or given up; False if `timeout` s passed first."""
+        """Wait until every delivery submitted so far is recorded or given up; False if `timeout` s passed first."""
         with self._idle:
             return self._idle.wait_for(lambda: self._unfinished == 0, timeout)
 
-    def _run(self) -> None:
+    def _send(self) -> None:
         while True:
             batch = [self._queue.get()]
             while len(batch) < SWEEP_BATCH:
@@ -227,17 +231,27 @@ class OutboxRelay:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
+            confirmed: list[Delivery] = []
             try:
-                close_old_connections()
-                confirmed = send(batch)
+                confirmed = [delivery for delivery, _ in send_frames(batch)]
+            except Exception:
+                log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
+            self._confirmed.put((confirmed, len(batch)))
+
+    def _record(self) -> None:
+        while True:
+            confirmed, count = self._confirmed.get()
+            try:
                 if confirmed:
+                    close_old_connections()
+                    mark_queued(confirmed)
                     for listener in _queued_listeners:
                         listener(confirmed)
             except Exception:
-                log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
+                log.exception("outbox relay: %d sends not recorded; the sweeper will send them again", len(confirmed))
             finally:
                 with self._idle:
-                    self._unfinished -= len(batch)
+                    self._unfinished -= count
                     self._idle.notify_all()
 
 

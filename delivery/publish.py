@@ -6,17 +6,19 @@ import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from delivery import metrics, sequencing
+from delivery.group_commit import GroupCommit
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
 from delivery.routing import routing
-from rooms.models import EventType, Room
+from rooms.models import ApiKey, EventType, Room
 from rooms.schemas import check_budget
 from subscriptions.models import Subscription
 
@@ -55,7 +57,7 @@ class Published:
                 "destination_count": len(self.destinations), "destinations": self.destinations}
 
 
-def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Published:
+def publish(room: Room, event: Event, *, only: Subscription | None = None, checked: Checked | None = None) -> Published:
     """Check one event, then store it (see store); PublishRejected names each bad field.
 
     With `only`, the event goes to that subscription alone, if it matches (the console's test
@@ -63,10 +65,10 @@ def publish(room: Room, event: Event, *, only: Subscription | None = None) -> Pu
     """
     if errors := events_errors(room, {0: event}):
         raise PublishRejected(errors["0"])
-    return store(room, [event], only=only)[0]
+    return store(room, [event], only=only, checked=checked)[0]
 
 
-def publish_many(room: Room, events: list[Event]) -> list[Published]:
+def publish_many(room: Room, events: list[Event], *, checked: Checked | None = None) -> list[Published]:
     """Check every event, then store them all (see store); one bad event rejects the lot.
 
     PublishRejected's errors name each bad event by its index under `messages`, as the batch
@@ -74,72 +76,172 @@ def publish_many(room: Room, events: list[Event]) -> list[Published]:
     """
     if errors := events_errors(room, dict(enumerate(events))):
         raise PublishRejected({"messages": errors})
-    return store(room, events)
+    return store(room, events, checked=checked)
 
 
-def store(room: Room, events: list[Event], *, only: Subscription | None = None) -> list[Published]:
+def store(room: Room, events: list[Event], *, only: Subscription | None = None,
+          checked: Checked | None = None) -> list[Published]:
     """Store checked events, each with one pending delivery per subscription whose event types and payload filter
     it passes (none: one unroutable row); frames go after commit, to a paused or disabled subscription's
     queue too, where they wait for its resume. A delivery to an ordered subscription
     whose ordering key has an earlier one on its way is stored `held` instead (delivery/sequencing.py).
 
-    An event whose idempotency key the room saw in the last 24 h is not stored again; its first
-    reply is returned.
+    The rows are written by the process's group commit (`COMMITTER`): this returns once their
+    transaction committed. An event whose idempotency key the room saw in the last 24 h is not
+    stored again; its first reply is returned. With `checked`, the API key and the room the caller
+    read from its per-process caches are verified in that transaction; StaleCache if either changed.
     """
     routes = routing(room)
     for subscription in routes.subscriptions:
         subscription.room = room  # the relay reads their retry settings
-    only_id = None if only is None else only.pk
     now = timezone.now()
-    with transaction.atomic():
-        replies: list[Published | None] = [None] * len(events)
-        fresh: list[tuple[int, Message, IdempotencyKey | None]] = []
-        first_with_key: dict[str, int] = {}
-        repeats: dict[int, int] = {}  # index -> index of the same key earlier in this batch
-        for index, event in enumerate(events):
-            if event.idempotency_key in first_with_key:
-                repeats[index] = first_with_key[event.idempotency_key]
-                continue
-            if event.idempotency_key:
-                first_with_key[event.idempotency_key] = index
-            earlier, key = claim_idempotency_key(room, event.idempotency_key, now)
-            if earlier is not None:
-                replies[index] = published_reply(earlier, earlier.deliveries.order_by("pk"))
-                continue
-            message = Message(
-                room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
-                correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-                ordering_key=event.ordering_key, created_at=now, expires_at=room.expires_at(now),
-                traceparent=event.traceparent,
-            )
-            fresh.append((index, message, key))
-        Message.objects.bulk_create([message for _, message, _ in fresh])
-        deliveries = [delivery for _, message, _ in fresh for delivery in
-                      deliveries_of(message, routes.subscriptions_for(message, room, only=only_id), now)]
-        sequencing.hold_behind(deliveries)
-        deliveries = Delivery.objects.bulk_create(deliveries)
-        for _, message, key in fresh:
-            if key is not None:
-                key.message = message
-                key.save(update_fields=["message", "created_at"])
-        sendable = [d for d in deliveries if d.status == Delivery.Status.PENDING]
-        transaction.on_commit(lambda: relay().submit(sendable))
+    messages = [new_message(room, event, now) for event in events]
+    only_id = None if only is None else only.pk
+    write = StoreWrite(room, events, messages, [deliveries_of(message, routes.subscriptions_for(
+        message, room, only=only_id), now) for message in messages], now, checked)
+    stored = COMMITTER.commit(write)
+    if stored is None:
+        raise StaleCache(f"room {room.pk} or its API key changed since this process read them")
+    fresh, deliveries, replies = stored
     room_label = metrics.room_label(room.pk)
     metrics.MESSAGES_PUBLISHED.labels(room_label).inc(len(fresh))
     unroutable = sum(1 for d in deliveries if d.status == Delivery.Status.UNROUTABLE)
     metrics.DELIVERIES_CREATED.labels(room_label).inc(len(deliveries) - unroutable)
     if unroutable:
         metrics.UNROUTABLE.labels(room_label).inc(unroutable)
-    by_message: dict[uuid.UUID, list[Delivery]] = {}
-    for delivery in deliveries:
-        by_message.setdefault(delivery.message_id, []).append(delivery)
-    for index, message, _ in fresh:
-        reply = replies[index] = published_reply(message, by_message[message.id])
-        log.info("published to %d destinations", len(reply.destinations),
+    for message in fresh:
+        log.info("published to %d destinations", sum(1 for d in deliveries if d.message_id == message.id
+                                                        and d.status != Delivery.Status.UNROUTABLE),
                  extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
-    for index, first in repeats.items():
-        replies[index] = replies[first]
-    return [reply for reply in replies if reply is not None]
+    return replies
+
+
+class StaleCache(Exception):
+    """The API key or room a publish was checked against changed before its transaction: check it again."""
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What a publish was checked against, read from a process's caches: verified when its rows are written."""
+
+    key_id: int
+    key_is_admin: bool
+    room_id: int
+    routing_version: int
+    room_updated_at: datetime
+
+
+@dataclass(frozen=True)
+class StoreWrite:
+    """One publish's rows, built by its request's thread, for the group commit to write."""
+
+    room: Room
+    events: list[Event]
+    messages: list[Message]
+    deliveries: list[list[Delivery]]  # of each message, in order
+    now: datetime
+    checked: Checked | None
+
+
+Stored = tuple[list[Message], list[Delivery], list[Published]]  # the new messages, their deliveries, every reply
+
+
+def stale_checks(checks: Sequence[Checked]) -> set[Checked]:
+    """Return those of `checks` whose key was revoked or lost the room, or whose room changed or is gone.
+
+    One query for the whole group, inside its transaction, so a publish checked against a cached key
+    and room is written only if they are still what it was checked against.
+    """
+    if not checks:
+        return set()
+    room_ids = sorted({check.room_id for check in checks})
+    key_ids = sorted({check.key_id for check in checks})
+    rooms, keys, grants = Room._meta.db_table, ApiKey._meta.db_table, ApiKey.rooms.through._meta.db_table
+    rooms_in, keys_in = ", ".join(["%s"] * len(room_ids)), ", ".join(["%s"] * len(key_ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT 'room', id, routing_version, updated_at FROM {rooms} WHERE id IN ({rooms_in}) "
+            f"UNION ALL SELECT 'key', id, NULL, NULL FROM {keys} WHERE id IN ({keys_in}) AND revoked_at IS NULL "
+            f"UNION ALL SELECT 'grant', apikey_id, room_id, NULL FROM {grants} "
+            f"WHERE apikey_id IN ({keys_in}) AND room_id IN ({rooms_in})",
+            [*room_ids, *key_ids, *key_ids, *room_ids])
+        found = cursor.fetchall()
+    room_now = {row[1]: (row[2], as_datetime(row[3])) for row in found if row[0] == "room"}
+    live_keys = {row[1] for row in found if row[0] == "key"}
+    granted = {(row[1], row[2]) for row in found if row[0] == "grant"}
+    return {check for check in checks
+            if room_now.get(check.room_id) != (check.routing_version, check.room_updated_at)
+            or check.key_id not in live_keys
+            or not (check.key_is_admin or (check.key_id, check.room_id) in granted)}
+
+
+def as_datetime(value: datetime | str) -> datetime:
+    """A timestamp as a raw query returns it: a datetime (PostgreSQL), or SQLite's text of a UTC one."""
+    return value if isinstance(value, datetime) else parse_datetime(value).replace(tzinfo=UTC)  # type: ignore[union-attr]
+
+
+def new_message(room: Room, event: Event, now: datetime) -> Message:
+    return Message(
+        room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
+        correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
+        ordering_key=event.ordering_key, created_at=now, expires_at=room.expires_at(now),
+        traceparent=event.traceparent,
+    )
+
+
+def write_group(writes: Sequence[StoreWrite]) -> list[Stored | None]:
+    """Write the rows of every publish of a group, in the group's transaction: None for a stale one.
+
+    Every new message of the group is one INSERT, and every delivery one more; idempotency keys are
+    claimed one by one (a key's row lock orders concurrent publishes with the same key).
+    """
+    stale = stale_checks([write.checked for write in writes if write.checked is not None])
+    outcomes: list[tuple[list[Message], dict[int, Published]] | None] = []
+    new_messages: list[Message] = []
+    new_deliveries: list[Delivery] = []
+    claimed: list[tuple[Message, IdempotencyKey]] = []
+    first_with_key: dict[tuple[int, str], tuple[Message, list[Delivery]]] = {}
+    for write in writes:
+        if write.checked is not None and write.checked in stale:
+            outcomes.append(None)
+            continue
+        fresh: list[Message] = []
+        answers: dict[int, Published] = {}  # index -> the reply of the key's earlier message
+        for index, (event, message) in enumerate(zip(write.events, write.messages, strict=True)):
+            key = event.idempotency_key
+            if key and (write.room.pk, key) in first_with_key:  # the same key earlier in this group
+                answers[index] = published_reply(*first_with_key[(write.room.pk, key)])
+                continue
+            earlier, record = claim_idempotency_key(write.room, key, write.now)
+            if earlier is not None:
+                answers[index] = published_reply(earlier, earlier.deliveries.order_by("pk"))
+                continue
+            if key:
+                first_with_key[(write.room.pk, key)] = (message, write.deliveries[index])
+            if record is not None:
+                claimed.append((message, record))
+            fresh.append(message)
+            new_messages.append(message)
+            new_deliveries.extend(write.deliveries[index])
+        outcomes.append((fresh, answers))
+    Message.objects.bulk_create(new_messages)
+    sequencing.hold_behind(new_deliveries)
+    created = Delivery.objects.bulk_create(new_deliveries)
+    for message, record in claimed:
+        record.message = message
+        record.save(update_fields=["message", "created_at"])
+    sendable = [d for d in created if d.status == Delivery.Status.PENDING]
+    transaction.on_commit(lambda: relay().submit(sendable))
+    return [None if outcome is None else stored_reply(write, *outcome)
+            for write, outcome in zip(writes, outcomes, strict=True)]
+
+
+def stored_reply(write: StoreWrite, fresh: list[Message], answers: dict[int, Published]) -> Stored:
+    """One publish's new messages, their deliveries and its replies in the order of its events."""
+    deliveries = [d for index in range(len(write.messages)) if index not in answers for d in write.deliveries[index]]
+    replies = [answers[index] if index in answers else published_reply(message, write.deliveries[index])
+               for index, message in enumerate(write.messages)]
+    return fresh, deliveries, replies
 
 
 def deliveries_of(message: Message, subscriptions: Sequence[Subscription], now: datetime) -> list[Delivery]:
@@ -248,3 +350,7 @@ def header_value_problem(value: str) -> str:
         if not " " <= char <= "~":
             return f"character {index + 1} ({char!r}) is not printable ASCII"
     return ""
+
+
+# The process's group commit of publishes (delivery/group_commit.py).
+COMMITTER: GroupCommit[StoreWrite, Stored | None] = GroupCommit("publish-commit", write_group)

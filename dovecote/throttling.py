@@ -41,16 +41,8 @@ class ApiKeyRateThrottle(BaseThrottle):
         self.seconds_left = 0.0
 
     def allow_request(self, request: Request, view: APIView) -> bool:
-        limit, period = parse_rate(settings.DOVECOTE_API_RATE)
-        now = self.clock()
-        window = int(now // period)
-        try:
-            count = _count_request(f"throttle:{self.client_id(request)}:{period}:{window}", period)
-        except Exception:  # an unreachable cache must not take the whole API down with it
-            log.warning("rate limit not applied: the cache is unreachable", exc_info=True)
-            return True
-        self.seconds_left = (window + 1) * period - now
-        return count <= limit
+        allowed, self.seconds_left = count_against_rate(self.client_id(request), self.clock())
+        return allowed
 
     def wait(self) -> float:
         # At least 1 s: DRF leaves Retry-After out when the wait rounds to 0.
@@ -60,6 +52,26 @@ class ApiKeyRateThrottle(BaseThrottle):
         if request.auth is not None:  # an ApiKey (api.auth)
             return f"key-{request.auth.pk}"
         return f"address-{client_address(request)}"
+
+
+def count_against_rate(client_id: str, now: float) -> tuple[bool, float]:
+    """Count one request of `client_id` in its window of DOVECOTE_API_RATE: (within the limit?, seconds left).
+
+    An unreachable cache lets the request through: it must not take the whole API down with it.
+    """
+    limit, period = parse_rate(settings.DOVECOTE_API_RATE)
+    window = int(now // period)
+    try:
+        count = _count_request(f"throttle:{client_id}:{period}:{window}", period)
+    except Exception:
+        log.warning("rate limit not applied: the cache is unreachable", exc_info=True)
+        return True, 0.0
+    return count <= limit, (window + 1) * period - now
+
+
+def within_key_rate(key_id: int) -> bool:
+    """Count one request of API key `key_id`, as ApiKeyRateThrottle does; False when it is over the limit."""
+    return count_against_rate(f"key-{key_id}", ApiKeyRateThrottle.clock())[0]
 
 
 def _count_request(key: str, period: int) -> int:

@@ -14,7 +14,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from dovecote.wsgi import application
+from api.wsgi import application
 
 # The live schema, served by the WSGI app (the schema view is public and reads no table).
 schema = schemathesis.openapi.from_wsgi("/api/v1/schema/", application)

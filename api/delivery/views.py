@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +19,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.auth import api_key, check_room_access, usable_room, usable_subscription
+from api.auth import (
+    CachedApiKeyAuthentication,
+    api_key,
+    cached_room,
+    check_room_access,
+    fresh_room,
+    usable_subscription,
+)
 from api.delivery.serializers import (
     AckSerializer,
     BatchPublishSerializer,
@@ -49,9 +56,12 @@ from api.long_polls import long_poll_slot
 from delivery import dead_letters, pull, sequencing
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import (
+    Checked,
     Event,
+    Published,
     PublishRejected,
     RepublishRefused,
+    StaleCache,
     events_errors,
     publish,
     publish_many,
@@ -59,6 +69,7 @@ from delivery.publish import (
 )
 from dovecote import tracing
 from dovecote.inputs import IdField
+from rooms.models import Room
 from subscriptions.models import Subscription
 
 CORRELATION_HEADER = OpenApiParameter(
@@ -73,23 +84,25 @@ TRACEPARENT_HEADER = OpenApiParameter(
 
 
 class PublishView(APIView):
+    authentication_classes = [CachedApiKeyAuthentication]
+
     @extend_schema(operation_id="messages_publish", tags=["messages"], summary="Publish an event to a room",
                    parameters=[CORRELATION_HEADER, TRACEPARENT_HEADER], request=PublishSerializer,
                    responses={202: PublishReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
         with publish_span(request, room_id) as span:
-            room = usable_room(request, room_id)
+            room, checked = cached_room(request, room_id)
             event = event_of(read_fields(PublishSerializer, request.data), request, message_traceparent(request))
-            try:
-                published = publish(room, event)
-            except PublishRejected as rejected:
-                raise exceptions.ValidationError(rejected.errors) from None
+            published = publish_checked(request, room, checked, lambda room, checked: [publish(room, event,
+                                                                                                checked=checked)])[0]
             span.set_attributes({"dovecote.correlation_id": published.correlation_id,
                                  "dovecote.message_id": published.message_id})
         return Response(published.as_reply(), status=status.HTTP_202_ACCEPTED)
 
 
 class BatchPublishView(APIView):
+    authentication_classes = [CachedApiKeyAuthentication]
+
     @extend_schema(operation_id="messages_publish_batch", tags=["messages"],
                    summary="Publish up to 500 events to a room at once",
                    description="One invalid item rejects the batch with 400 naming its index. The "
@@ -97,7 +110,7 @@ class BatchPublishView(APIView):
                    parameters=[CORRELATION_HEADER, TRACEPARENT_HEADER], request=BatchPublishSerializer,
                    responses={202: BatchReplySerializer, **error_responses(400, 403, 404, 413, 503)})
     def post(self, request: Request, room_id: int) -> Response:
-        room = usable_room(request, room_id)
+        room, checked = cached_room(request, room_id)
         items = BatchPublishSerializer(data=request.data)
         if not items.is_valid():
             if not only_item_errors(items.errors):
@@ -106,15 +119,29 @@ class BatchPublishView(APIView):
             events, errors = batch_events(request)
             errors |= events_errors(room, events)
             raise exceptions.ValidationError({"messages": dict(sorted(errors.items(), key=lambda e: int(e[0])))})
-        try:  # publish_many checks each event once (its type and version, its schema) and names the bad ones
-            with publish_span(request, room_id) as span:
-                traceparent = message_traceparent(request)
-                published = publish_many(room, [event_of(fields, request, traceparent)
-                                                for fields in items.validated_data["messages"]])
-                span.set_attribute("dovecote.messages", len(published))
-        except PublishRejected as rejected:
-            raise exceptions.ValidationError(rejected.errors) from None
+        # publish_many checks each event once (its type and version, its schema) and names the bad ones
+        with publish_span(request, room_id) as span:
+            traceparent = message_traceparent(request)
+            batch = [event_of(fields, request, traceparent) for fields in items.validated_data["messages"]]
+            published = publish_checked(request, room, checked,
+                                        lambda room, checked: publish_many(room, batch, checked=checked))
+            span.set_attribute("dovecote.messages", len(published))
         return Response({"messages": [p.as_reply() for p in published]}, status=status.HTTP_202_ACCEPTED)
+
+
+def publish_checked(request: Request, room: Room, checked: Checked,
+                    publish_to: Callable[[Room, Checked | None], list[Published]]) -> list[Published]:
+    """Publish with the room and key read from the process's cache; read both again if either changed meanwhile.
+
+    PublishRejected (the events' own faults) is a 400 naming each bad field.
+    """
+    try:
+        try:
+            return publish_to(room, checked)
+        except StaleCache:
+            return publish_to(fresh_room(request, room.pk), None)
+    except PublishRejected as rejected:
+        raise exceptions.ValidationError(rejected.errors) from None
 
 
 def only_item_errors(errors: dict) -> bool:

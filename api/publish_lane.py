@@ -1,0 +1,175 @@
+"""The publish lane: single publishes the process can accept at once, answered without Django's request machinery.
+
+`POST /api/v1/rooms/{id}/messages/` is the busiest request by far, and most of its CPU went to
+what every request pays (URL resolution over the whole site, eleven middleware, DRF's request,
+negotiation, serializer and renderer), not to publishing. api/wsgi.py puts this lane in front
+of Django: it takes a publish only when everything it needs is already known to the process and the
+body is plainly valid, and then does exactly what PublishView does (api/delivery/views.py):
+
+1. the API key, and the room it may use, from the per-process cache the view fills (api/auth.py
+   `KNOWN`; verified in the publish's own transaction, delivery.publish.stale_checks);
+2. the key's rate limit (the same counter as every other request, dovecote/throttling.py);
+3. the body read by the same JSON reader, its fields as PublishSerializer would take them;
+4. delivery.publish.publish, the same function: the 202 is sent after the commit.
+
+Anything else goes to Django untouched (the body it read is handed on): an unknown key or room, a
+key due its last-used mark, a rate limit reached, any field DRF would change or refuse, an event the
+room refuses, a key or room changed since the process read them. Django then answers as it always
+does, so every error, header and status is the view's own; the lane has no error of its own. Its
+202 carries the headers the view's last 202 carried (security headers, Vary, CSP: the middleware's).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Callable, Iterable
+from io import BytesIO
+from typing import Any
+
+from django.conf import settings
+from django.db import DatabaseError
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
+
+from api.auth import KNOWN, checked
+from delivery.publish import Event, PublishRejected, StaleCache, publish
+from dovecote import tracing
+from dovecote.inputs import BadJson, parse_json
+from dovecote.throttling import within_key_rate
+from rooms.models import LAST_USED_GRANULARITY, ApiKey
+
+PATH = re.compile(r"/api/v1/rooms/([1-9][0-9]{0,18})/messages/")
+# PublishSerializer's fields: the longest text each takes (api/delivery/serializers.py).
+TEXT_FIELDS = {"event_type": 200, "event_version": 50, "correlation_id": 200, "idempotency_key": 200,
+               "ordering_key": 200}
+REQUIRED = frozenset({"event_type", "event_version", "payload"})
+FIELDS = frozenset({*TEXT_FIELDS, "payload"})
+JSON = JSONRenderer()
+
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+
+class PublishLane:
+    """A WSGI application: the publishes it can take at once, and `django` for every other request."""
+
+    def __init__(self, django: WsgiApp) -> None:
+        self.django = django
+        self.headers: list[tuple[str, str]] | None = None  # the view's last 202, less its length and cookies
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        match = PATH.fullmatch(environ.get("PATH_INFO", ""))
+        if match is None or environ.get("REQUEST_METHOD") != "POST":
+            return self.django(environ, start_response)
+        body = read_body(environ)
+        if body is not None:
+            environ["wsgi.input"] = BytesIO(body)  # Django reads it again if the lane passes
+            headers = self.headers
+            reply = take(environ, int(match.group(1)), body) if headers is not None else None
+            if headers is not None and reply is not None:
+                start_response("202 Accepted", [*headers, ("Content-Length", str(len(reply)))])
+                return [reply]
+        return self.django(environ, self._keeping_headers(start_response))
+
+    def _keeping_headers(self, start_response: StartResponse) -> StartResponse:
+        """Wrap `start_response` to keep the headers of a 202 from the view, for the lane's own."""
+        def keep(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+            if status.startswith("202"):
+                kept = [(name, value) for name, value in headers
+                        if name.lower() not in ("content-length", "set-cookie", "date")]
+                with self._lock:
+                    self.headers = kept
+            return start_response(status, headers, *rest)
+        return keep
+
+
+def read_body(environ: dict[str, Any]) -> bytes | None:
+    """The body of a JSON request within the size limit, as the view would accept it; None: leave it to Django."""
+    media_type = environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
+    accept = environ.get("HTTP_ACCEPT", "*/*").strip()
+    if media_type != "application/json" or accept not in ("*/*", "application/json", ""):
+        return None  # DRF would negotiate: another renderer, or a 415
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+    if not 0 < length <= settings.DOVECOTE_MAX_BODY_BYTES or not secure_enough(environ):
+        return None
+    body = environ["wsgi.input"].read(length)
+    return body if len(body) == length else None
+
+
+def secure_enough(environ: dict[str, Any]) -> bool:
+    """Say whether Django would serve this request rather than redirect it to HTTPS (SECURE_SSL_REDIRECT)."""
+    if not settings.SECURE_SSL_REDIRECT:
+        return True
+    if settings.SECURE_PROXY_SSL_HEADER:
+        header, value = settings.SECURE_PROXY_SSL_HEADER
+        return environ.get(header, "").split(",")[0].strip() == value
+    return environ.get("wsgi.url_scheme") == "https"
+
+
+def take(environ: dict[str, Any], room_id: int, body: bytes) -> bytes | None:
+    """Publish the event if everything it needs is known and plainly valid; return the 202's body, else None."""
+    token = bearer_token(environ)
+    key = KNOWN.key(token) if token else None
+    if key is None or key_due_its_mark(key) or tracing.enabled():
+        return None
+    room = KNOWN.room_for(key, token, room_id)
+    if room is None or not within_key_rate(key.pk):
+        return None
+    fields = plain_fields(body)
+    if fields is None:
+        return None
+    event = Event(
+        event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
+        correlation_id=(fields.get("correlation_id") or environ.get("HTTP_X_CORRELATION_ID", ""))[:200],
+        idempotency_key=fields.get("idempotency_key"), ordering_key=fields.get("ordering_key", ""),
+        traceparent=tracing.valid_traceparent(environ.get("HTTP_TRACEPARENT")),
+    )
+    try:
+        published = publish(room, event, checked=checked(key, room))
+    except StaleCache:
+        KNOWN.forget(token, room_id)
+        return None
+    except (PublishRejected, DatabaseError):  # nothing was written: the view answers (a 400, a 503)
+        return None
+    return JSON.render(published.as_reply())
+
+
+def bearer_token(environ: dict[str, Any]) -> str:
+    scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def key_due_its_mark(key: ApiKey) -> bool:
+    """Say whether the key's last use is due to be written (the view writes it, at most once a minute)."""
+    return key.last_used_at is None or timezone.now() - key.last_used_at >= LAST_USED_GRANULARITY
+
+
+def plain_fields(body: bytes) -> dict[str, Any] | None:
+    """The body's fields if PublishSerializer would take them as they are (None: let it judge them).
+
+    Text fields must be strings it would not trim, nor find blank, too long or holding surrogates.
+    """
+    try:
+        fields = parse_json(body)
+    except BadJson:
+        return None
+    if not isinstance(fields, dict) or not REQUIRED <= fields.keys() <= FIELDS or fields["payload"] is None:
+        return None
+    for name, longest in TEXT_FIELDS.items():
+        value = fields.get(name)
+        if value is None and name not in REQUIRED:
+            if name in fields:
+                return None  # null: DRF refuses it
+            continue
+        if not isinstance(value, str) or not value or len(value) > longest or value != value.strip():
+            return None
+        try:
+            value.encode()
+        except UnicodeEncodeError:  # a lone surrogate
+            return None
+    return fields
