@@ -20,7 +20,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode
 
-from delivery import frames
+from delivery import frames, rows
 from delivery.broker import BrokerError, OutgoingMessage, SendFailed
 from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, PublishedMessage
@@ -132,14 +132,14 @@ def mark_queued(deliveries: Iterable[Delivery]) -> None:
     now = timezone.now()
     with transaction.atomic():
         Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).mark_queued(now)
-        PublishedMessage.objects.bulk_create(
+        rows.insert_sends([
             PublishedMessage(
                 delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
                 destination=d.destination, attempt=frame_attempt(d),
                 correlation_id=d.message.correlation_id, sent_at=now,
             )
             for d in deliveries
-        )
+        ])
     for delivery in deliveries:
         log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
                                   "delivery_id": delivery.pk, "destination": delivery.destination})

@@ -13,7 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from delivery import metrics, sequencing
+from delivery import metrics, rows, sequencing
 from delivery.group_commit import GroupCommit
 from delivery.models import Delivery, IdempotencyKey, Message
 from delivery.outbox import relay
@@ -224,9 +224,10 @@ def write_group(writes: Sequence[StoreWrite]) -> list[Stored | None]:
             new_messages.append(message)
             new_deliveries.extend(write.deliveries[index])
         outcomes.append((fresh, answers))
-    Message.objects.bulk_create(new_messages)
+    rows.insert_messages(new_messages)
     sequencing.hold_behind(new_deliveries)
-    created = Delivery.objects.bulk_create(new_deliveries)
+    rows.insert_deliveries(new_deliveries)
+    created = new_deliveries
     for message, record in claimed:
         record.message = message
         record.save(update_fields=["message", "created_at"])
