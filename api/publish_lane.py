@@ -1,16 +1,17 @@
-"""The publish lane: single publishes the process can accept at once, answered without Django's request machinery.
+"""The publish lane: publishes the process can accept at once, answered without Django's request machinery.
 
-`POST /api/v1/rooms/{id}/messages/` is the busiest request by far, and most of its CPU went to
-what every request pays (URL resolution over the whole site, eleven middleware, DRF's request,
-negotiation, serializer and renderer), not to publishing. api/wsgi.py puts this lane in front
+`POST /api/v1/rooms/{id}/messages/` (and `…/messages/batch/`) is the busiest request by far, and
+most of its CPU went to what every request pays (URL resolution over the whole site, eleven
+middleware, DRF's request, negotiation, serializer and renderer), not to publishing. api/wsgi.py puts this lane in front
 of Django: it takes a publish only when everything it needs is already known to the process and the
-body is plainly valid, and then does exactly what PublishView does (api/delivery/views.py):
+body is plainly valid, and then does exactly what PublishView (BatchPublishView) does
+(api/delivery/views.py):
 
 1. the API key, and the room it may use, from the per-process cache the view fills (api/auth.py
    `KNOWN`; verified in the publish's own transaction, delivery.publish.stale_checks);
 2. the key's rate limit (the same counter as every other request, dovecote/throttling.py);
 3. the body read by the same JSON reader, its fields as PublishSerializer would take them;
-4. delivery.publish.publish, the same function: the 202 is sent after the commit.
+4. delivery.publish.publish (publish_many), the same function: the 202 is sent after the commit.
 
 Anything else goes to Django untouched (the body it read is handed on): an unknown key or room, a
 key due its last-used mark, a rate limit reached, any field DRF would change or refuse, an event the
@@ -33,17 +34,18 @@ from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
 from api.auth import KNOWN, checked
-from delivery.publish import Event, PublishRejected, StaleCache, publish
+from delivery.publish import Event, PublishRejected, StaleCache, publish, publish_many
 from dovecote import tracing
 from dovecote.inputs import BadJson, parse_json
 from dovecote.throttling import within_key_rate
 from rooms.models import LAST_USED_GRANULARITY, ApiKey
 
-PATH = re.compile(r"/api/v1/rooms/([1-9][0-9]{0,18})/messages/")
+PATH = re.compile(r"/api/v1/rooms/([1-9][0-9]{0,18})/messages/(batch/)?")
 # PublishSerializer's fields: the longest text each takes (api/delivery/serializers.py).
 TEXT_FIELDS = {"event_type": 200, "event_version": 50, "correlation_id": 200, "idempotency_key": 200,
                "ordering_key": 200}
 REQUIRED = frozenset({"event_type", "event_version", "payload"})
+BATCH_LIMIT = 500  # BatchPublishSerializer's
 FIELDS = frozenset({*TEXT_FIELDS, "payload"})
 JSON = JSONRenderer()
 
@@ -56,91 +58,98 @@ class PublishLane:
 
     def __init__(self, django: WsgiApp) -> None:
         self.django = django
-        self.headers: list[tuple[str, str]] | None = None  # the view's last 202, less its length and cookies
+        # The headers of the views' last 202 (single, batch), less their length, date and cookies.
+        self.headers: dict[bool, list[tuple[str, str]]] = {}
         self._lock = threading.Lock()
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        match = PATH.fullmatch(environ.get("PATH_INFO", ""))
-        if match is None or environ.get("REQUEST_METHOD") != "POST":
-            return self.django(environ, start_response)
-        body = read_body(environ)
+    def __call__(self, wsgi_env: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        match = PATH.fullmatch(wsgi_env.get("PATH_INFO", ""))
+        if match is None or wsgi_env.get("REQUEST_METHOD") != "POST":
+            return self.django(wsgi_env, start_response)
+        batch = match.group(2) is not None
+        body = read_body(wsgi_env)
         if body is not None:
-            environ["wsgi.input"] = BytesIO(body)  # Django reads it again if the lane passes
-            headers = self.headers
-            reply = take(environ, int(match.group(1)), body) if headers is not None else None
+            wsgi_env["wsgi.input"] = BytesIO(body)  # Django reads it again if the lane passes
+            headers = self.headers.get(batch)
+            reply = take(wsgi_env, int(match.group(1)), body, batch) if headers is not None else None
             if headers is not None and reply is not None:
                 start_response("202 Accepted", [*headers, ("Content-Length", str(len(reply)))])
                 return [reply]
-        return self.django(environ, self._keeping_headers(start_response))
+        return self.django(wsgi_env, self._keeping_headers(start_response, batch))
 
-    def _keeping_headers(self, start_response: StartResponse) -> StartResponse:
+    def _keeping_headers(self, start_response: StartResponse, batch: bool) -> StartResponse:
         """Wrap `start_response` to keep the headers of a 202 from the view, for the lane's own."""
         def keep(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
             if status.startswith("202"):
                 kept = [(name, value) for name, value in headers
                         if name.lower() not in ("content-length", "set-cookie", "date")]
                 with self._lock:
-                    self.headers = kept
+                    self.headers[batch] = kept
             return start_response(status, headers, *rest)
         return keep
 
 
-def read_body(environ: dict[str, Any]) -> bytes | None:
+def read_body(wsgi_env: dict[str, Any]) -> bytes | None:
     """The body of a JSON request within the size limit, as the view would accept it; None: leave it to Django."""
-    media_type = environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
-    accept = environ.get("HTTP_ACCEPT", "*/*").strip()
+    media_type = wsgi_env.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
+    accept = wsgi_env.get("HTTP_ACCEPT", "*/*").strip()
     if media_type != "application/json" or accept not in ("*/*", "application/json", ""):
         return None  # DRF would negotiate: another renderer, or a 415
     try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
+        length = int(wsgi_env.get("CONTENT_LENGTH") or 0)
     except ValueError:
         return None
-    if not 0 < length <= settings.DOVECOTE_MAX_BODY_BYTES or not secure_enough(environ):
+    if not 0 < length <= settings.DOVECOTE_MAX_BODY_BYTES or not secure_enough(wsgi_env):
         return None
-    body = environ["wsgi.input"].read(length)
+    body = wsgi_env["wsgi.input"].read(length)
     return body if len(body) == length else None
 
 
-def secure_enough(environ: dict[str, Any]) -> bool:
+def secure_enough(wsgi_env: dict[str, Any]) -> bool:
     """Say whether Django would serve this request rather than redirect it to HTTPS (SECURE_SSL_REDIRECT)."""
     if not settings.SECURE_SSL_REDIRECT:
         return True
     if settings.SECURE_PROXY_SSL_HEADER:
         header, value = settings.SECURE_PROXY_SSL_HEADER
-        return environ.get(header, "").split(",")[0].strip() == value
-    return environ.get("wsgi.url_scheme") == "https"
+        return wsgi_env.get(header, "").split(",")[0].strip() == value
+    return wsgi_env.get("wsgi.url_scheme") == "https"
 
 
-def take(environ: dict[str, Any], room_id: int, body: bytes) -> bytes | None:
-    """Publish the event if everything it needs is known and plainly valid; return the 202's body, else None."""
-    token = bearer_token(environ)
+def take(wsgi_env: dict[str, Any], room_id: int, body: bytes, batch: bool) -> bytes | None:
+    """Publish the events if everything they need is known and plainly valid; return the 202's body, else None."""
+    token = bearer_token(wsgi_env)
     key = KNOWN.key(token) if token else None
     if key is None or key_due_its_mark(key) or tracing.enabled():
         return None
     room = KNOWN.room_for(key, token, room_id)
     if room is None or not within_key_rate(key.pk):
         return None
-    fields = plain_fields(body)
-    if fields is None:
+    items = plain_items(body, batch)
+    if items is None:
         return None
-    event = Event(
+    header_id = wsgi_env.get("HTTP_X_CORRELATION_ID", "")
+    traceparent = tracing.valid_traceparent(wsgi_env.get("HTTP_TRACEPARENT"))
+    events = [Event(
         event_type=fields["event_type"], event_version=fields["event_version"], payload=fields["payload"],
-        correlation_id=(fields.get("correlation_id") or environ.get("HTTP_X_CORRELATION_ID", ""))[:200],
-        idempotency_key=fields.get("idempotency_key"), ordering_key=fields.get("ordering_key", ""),
-        traceparent=tracing.valid_traceparent(environ.get("HTTP_TRACEPARENT")),
-    )
+        correlation_id=(fields.get("correlation_id") or header_id)[:200], idempotency_key=fields.get("idempotency_key"),
+        ordering_key=fields.get("ordering_key", ""), traceparent=traceparent,
+    ) for fields in items]
     try:
-        published = publish(room, event, checked=checked(key, room))
+        if batch:
+            published = publish_many(room, events, checked=checked(key, room))
+        else:
+            published = [publish(room, events[0], checked=checked(key, room))]
     except StaleCache:
         KNOWN.forget(token, room_id)
         return None
     except (PublishRejected, DatabaseError):  # nothing was written: the view answers (a 400, a 503)
         return None
-    return JSON.render(published.as_reply())
+    replies = [one.as_reply() for one in published]
+    return JSON.render({"messages": replies} if batch else replies[0])
 
 
-def bearer_token(environ: dict[str, Any]) -> str:
-    scheme, _, token = environ.get("HTTP_AUTHORIZATION", "").partition(" ")
+def bearer_token(wsgi_env: dict[str, Any]) -> str:
+    scheme, _, token = wsgi_env.get("HTTP_AUTHORIZATION", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
@@ -149,27 +158,39 @@ def key_due_its_mark(key: ApiKey) -> bool:
     return key.last_used_at is None or timezone.now() - key.last_used_at >= LAST_USED_GRANULARITY
 
 
-def plain_fields(body: bytes) -> dict[str, Any] | None:
-    """The body's fields if PublishSerializer would take them as they are (None: let it judge them).
+def plain_items(body: bytes, batch: bool) -> list[dict[str, Any]] | None:
+    """The events of a body the views would take as they are (None: let them judge it)."""
+    try:
+        document = parse_json(body)
+    except BadJson:
+        return None
+    if not batch:
+        return [document] if plain_fields(document) else None
+    if not isinstance(document, dict) or document.keys() != {"messages"}:
+        return None
+    items = document["messages"]
+    if not isinstance(items, list) or not 0 < len(items) <= BATCH_LIMIT or not all(map(plain_fields, items)):
+        return None
+    return items
+
+
+def plain_fields(fields: Any) -> bool:
+    """Say whether PublishSerializer would take these fields as they are.
 
     Text fields must be strings it would not trim, nor find blank, too long or holding surrogates.
     """
-    try:
-        fields = parse_json(body)
-    except BadJson:
-        return None
     if not isinstance(fields, dict) or not REQUIRED <= fields.keys() <= FIELDS or fields["payload"] is None:
-        return None
+        return False
     for name, longest in TEXT_FIELDS.items():
         value = fields.get(name)
         if value is None and name not in REQUIRED:
             if name in fields:
-                return None  # null: DRF refuses it
+                return False  # null: DRF refuses it
             continue
         if not isinstance(value, str) or not value or len(value) > longest or value != value.strip():
-            return None
+            return False
         try:
             value.encode()
         except UnicodeEncodeError:  # a lone surrogate
-            return None
-    return fields
+            return False
+    return True

@@ -25,10 +25,11 @@ EVENT = {"event_type": "order.created", "event_version": "1", "payload": {"order
 
 
 class Answer:
-    def __init__(self, app: Any, room_id: int, body: object, key: str, **headers: str) -> None:
+    def __init__(self, app: Any, room_id: int, body: object, key: str, path: str = "", **headers: str) -> None:
         raw = body if isinstance(body, str) else json.dumps(body)
-        environ = RequestFactory().post(f"/api/v1/rooms/{room_id}/messages/", raw, content_type="application/json",
-                                        HTTP_AUTHORIZATION=f"Bearer {key}", **headers).environ
+        environ = RequestFactory().post(f"/api/v1/rooms/{room_id}/messages/{path}", raw,
+                                        content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {key}",
+                                        **headers).environ
         self.status = ""
         self.headers: dict[str, str] = {}
 
@@ -132,3 +133,18 @@ def test_a_key_over_its_rate_is_refused_by_the_view(room, warm: str) -> None:
         answers = [Answer(application, room.pk, EVENT, warm) for _ in range(3)]
     assert answers[-1].status.startswith("429"), [a.status for a in answers]
     assert "Retry-After" in answers[-1].headers
+
+
+def test_a_plain_batch_goes_through_the_lane_and_a_bad_item_is_the_views_to_name(room, warm: str) -> None:
+    batch = {"messages": [EVENT, {**EVENT, "correlation_id": "c-2"}]}
+    by_view = Answer(django_application, room.pk, batch, warm, "batch/")
+    through_lane = Answer(application, room.pk, batch, warm, "batch/")
+    assert through_lane.status == by_view.status == "202 Accepted", through_lane.body
+    assert [m["correlation_id"] for m in through_lane.json()["messages"]][1] == "c-2"
+    assert {k: v for k, v in through_lane.headers.items() if k != "Content-Length"} == {
+        k: v for k, v in by_view.headers.items() if k != "Content-Length"}
+    bad = {"messages": [EVENT, {**EVENT, "event_type": "no.such.type"}, {**EVENT, "colour": "red"}]}
+    refused, by_view = Answer(application, room.pk, bad, warm, "batch/"), Answer(django_application, room.pk, bad,
+                                                                                 warm, "batch/")
+    assert (refused.status, refused.json()) == (by_view.status, by_view.json())
+    assert refused.status.startswith("400"), refused.body

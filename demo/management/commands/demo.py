@@ -20,7 +20,7 @@ from demo.state import DemoState, PortInUse, bind
 from demo.traffic import publish_forever
 from dovecote.celery import app
 from dovecote.env import env_int
-from api.wsgi import application
+from dovecote.wsgi import application
 
 
 class Command(BaseCommand):
