@@ -29,23 +29,29 @@ ACCESS_FORMAT = '%(addr)s "%(method)s %(path)s %(protocol)s" %(status)d %(dt_ms)
 
 
 def log_config(log_format: str, access_log: str) -> dict[str, Any]:
-    """granian's logging dictConfig: its own log to standard error, its access log to `access_log`."""
+    """granian's logging dictConfig: its own log to standard error, its access log where `access_log` says."""
     formatter = log_format.strip().lower()
     if formatter not in FORMATTERS:
         raise ConfigError(f"DOVECOTE_LOG_FORMAT={log_format!r} is not one of {', '.join(FORMATTERS)}")
-    access: dict[str, Any] = (
-        {"class": "logging.StreamHandler", "stream": "ext://sys.stdout"} if access_log == "-"
-        else {"class": "logging.FileHandler", "filename": access_log})
     return {
         "version": 1,
         "disable_existing_loggers": False,
         "formatters": {formatter: {"()": f"dovecote.logformat.{FORMATTERS[formatter].__name__}"}},
         "handlers": {"console": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
                                  "formatter": formatter},
-                     "access": {**access, "formatter": formatter}},
+                     "access": {**access_handler(access_log), "formatter": formatter}},
         "loggers": {"_granian": {"handlers": ["console"], "level": "INFO", "propagate": False},
                     "granian.access": {"handlers": ["access"], "level": "INFO", "propagate": False}},
     }
+
+
+def access_handler(access_log: str) -> dict[str, Any]:
+    """The access log's handler: standard output for `-`, a file for a path, none when empty (logging is off)."""
+    if access_log == "-":
+        return {"class": "logging.StreamHandler", "stream": "ext://sys.stdout"}
+    if access_log:
+        return {"class": "logging.FileHandler", "filename": access_log}
+    return {"class": "logging.NullHandler"}
 
 
 def server() -> MPServer:
