@@ -1,4 +1,4 @@
-# Dovecote's app image: web (gunicorn), Celery worker and beat all run from it (docker-compose.yml).
+# Dovecote's app image: web (granian), Celery worker and beat all run from it (docker-compose.yml).
 
 # Front-end packages (htmx) from the npm registry, per package-lock.json; nothing of them is committed.
 FROM node:20-slim AS assets

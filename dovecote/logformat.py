@@ -7,7 +7,7 @@ No value can forge a line of its own, hide text with a carriage return, or move 
 When a trace is being recorded (dovecote/tracing.py), its trace and span ids are fields too.
 
 Every line a process writes is such a record: Python's warnings are logged (`configure`, Django's
-LOGGING_CONFIG), gunicorn's own and access logs use these formatters (dovecote/gunicorn_conf.py),
+LOGGING_CONFIG), granian's own and access logs use these formatters (dovecote/web.py),
 and Celery's notices go through them too (dovecote/celery.py; its banners are off in json mode, bin/).
 """
 

@@ -1,6 +1,6 @@
 """Prometheus metrics shared by several processes: set up before any metric is made (docs/operations.md#metrics).
 
-With PROMETHEUS_MULTIPROC_DIR set, every process (gunicorn's workers, the Celery worker, beat)
+With PROMETHEUS_MULTIPROC_DIR set, every process (granian's workers, the Celery worker, beat)
 keeps its values in files of its own in that directory and /metrics sums them. The files are
 named by host and process id, so processes of several containers can share one volume without
 writing each other's file (prometheus_client names them by process id alone, and PID 1 exists in

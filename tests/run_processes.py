@@ -13,7 +13,7 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV_BIN = str(Path(sys.executable).parent)  # gunicorn and celery, found on PATH as under `make run`
+VENV_BIN = str(Path(sys.executable).parent)  # python and celery, found on PATH as under `make run`
 
 
 class BinProcess:

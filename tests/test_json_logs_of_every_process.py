@@ -1,6 +1,6 @@
 """With DOVECOTE_LOG_FORMAT=json, every line `make run`'s processes write is one JSON object.
 
-bin/web (gunicorn: its own log and its access log), bin/worker and bin/beat (Celery, its banners
+bin/web (granian: its own log and its access log), bin/worker and bin/beat (Celery, its banners
 and shutdown notices) run as the Procfile runs them, on the suite's services; a publish goes
 through them to a receiver that fails once, so a retry, a delivery and Django's own request log
 are written too; then SIGTERM stops them, as Ctrl-C on `make run` does.
@@ -86,7 +86,7 @@ def test_every_line_of_web_worker_and_beat_is_json_in_json_mode(
         process.stop()
 
     texts = {name: process.text() for name, process in stack.items()}
-    assert "/api/v1/rooms/" in texts["web"], "gunicorn's access log is written"
+    assert "/api/v1/rooms/" in texts["web"], "granian's access log is written"
     assert "Warm shutdown" in texts["worker"] or "shutdown" in texts["worker"].lower()
     offending = {name: bad for name, text in texts.items() if (bad := not_json(text))}
     assert not offending, "lines that are not JSON objects:\n" + "\n".join(
