@@ -1,7 +1,7 @@
 """`make bench PROFILE=1`: sample the stack's processes with py-spy while the figures run, and say where the time went.
 
 Each web, worker and beat process of the run is sampled from its start to its stop (py-spy attached
-to the process and its children: gunicorn's workers, the worker's threads), into collapsed stacks,
+to the process and its children: granian's workers, the worker's threads), into collapsed stacks,
 one file per process under the run's log directory. `summarize` reads them back into what bounds a
 figure: the share of samples spent in each area of the code (Dovecote's modules by folder, the
 libraries by package) and the functions with the most samples of their own. Run one group at a time

@@ -59,7 +59,7 @@ def bench_env() -> dict[str, str]:
         "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
         "DOVECOTE_API_RATE": "100000000/min",
         "DJANGO_SETTINGS_MODULE": "dovecote.settings",
-        # bin/web and bin/worker find gunicorn and celery on PATH, as under `make run`.
+        # bin/web and bin/worker find python and celery on PATH, as under `make run`.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "DOVECOTE_HTTPS": "false",  # plain HTTP on this machine (docs/security.md)
     }
@@ -288,7 +288,7 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> No
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
                 f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} "
-                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: gunicorn 2×8 threads; "
+                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: granian 2×8 threads; "
                 f"bin/worker: "
                 f"one Celery worker, 8 threads and its push engine; bin/beat).\n\n{table}\n{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial

@@ -1,4 +1,4 @@
-"""Start the real processes (gunicorn, Celery worker and beat) against a benchmark database."""
+"""Start the real processes (granian, Celery worker and beat) against a benchmark database."""
 
 from __future__ import annotations
 
