@@ -148,3 +148,14 @@ def test_a_plain_batch_goes_through_the_lane_and_a_bad_item_is_the_views_to_name
                                                                                  warm, "batch/")
     assert (refused.status, refused.json()) == (by_view.status, by_view.json())
     assert refused.status.startswith("400"), refused.body
+
+
+def test_the_view_itself_reads_a_changed_key_again_before_it_publishes(client, room, warm: str) -> None:
+    """Django's test client reaches PublishView without the lane: the view's own cache is verified at commit."""
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {warm}"}
+    path = f"/api/v1/rooms/{room.pk}/messages/"
+    assert client.post(path, EVENT, content_type="application/json", **headers).status_code == 202
+    ApiKey.objects.filter(key_hash=KNOWN.key(warm).key_hash).update(revoked_at="2026-01-01T00:00:00Z")  # type: ignore[union-attr]
+    refused = client.post(path, EVENT, content_type="application/json", **headers)
+    assert refused.status_code == 401, refused.content
+    assert Message.objects.filter(room=room).count() == 2  # warm's and the first one here
