@@ -16,7 +16,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
+from analytics import archive
 from analytics.jobs.config import Database, JobConfig
+from analytics.models import ArchiveRun
 
 if TYPE_CHECKING:
     from analytics.jobs.main import RunSummary
@@ -57,13 +59,30 @@ def run_reports(*, since: datetime | None = None, until: datetime | None = None,
         spark.stop()
 
 
+def run_archive(*, master: str | None = None, kill_after_write: bool = False) -> ArchiveRun:
+    """Run the archive job in this process, as the Spark driver (the JVM starts only if a batch is written)."""
+    from analytics.jobs.session import LazySession  # noqa: PLC0415 - imports PySpark
+
+    config = job_config(master)
+    spark = LazySession(config)
+    try:
+        return archive.run_archive(archive.spark_writer(spark, config), kill_after_write=kill_after_write)
+    finally:
+        spark.stop()
+
+
 def run_reports_in_child(*, full: bool = False) -> str:
     """Run `manage.py run_reports` in a child process, so the caller never hosts a JVM; return its output."""
-    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), "run_reports", *(["--full"] if full else [])]
+    return run_command_in_child("run_reports", *(["--full"] if full else []))
+
+
+def run_command_in_child(name: str, *arguments: str) -> str:
+    """Run `manage.py NAME ARGUMENTS` in a child process, so the caller never hosts a JVM; return its output."""
+    command = [sys.executable, str(settings.BASE_DIR / "manage.py"), name, *arguments]
     done = subprocess.run(command, capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, cwd=settings.BASE_DIR,
                           check=False)
     if done.returncode != 0:
-        raise RuntimeError(f"run_reports exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
+        raise RuntimeError(f"{name} exited with {done.returncode}: {done.stderr.strip()[-2000:]}")
     return done.stdout.strip()
 
 

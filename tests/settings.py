@@ -7,6 +7,7 @@ their tasks, and the real PostgreSQL and STOMP broker unless the environment nam
 from __future__ import annotations
 
 import os
+import tempfile
 
 from dovecote import checkout
 from tests.services import DEFAULT_REDIS_URL, DEFAULT_STOMP_URL
@@ -27,8 +28,11 @@ from dovecote.settings import *  # noqa: E402, F403 - after the environment is s
 if run_name := os.environ.get("TEST_RUN_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": f"test_dovecote_{run_name}"}  # noqa: F405
 
-# The hourly report run starts a Spark JVM: never from the workers the suite starts.
-CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.items() if name != "run-reports"}  # noqa: F405
+# The hourly report and archive runs start a Spark JVM: never from the workers the suite starts.
+CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.items()  # noqa: F405
+                        if name not in {"run-reports", "archive"}}
+# The archive goes under the test run's temporary folder (tests/test_archive*.py set it per test).
+DOVECOTE_ARCHIVE_URL = os.path.join(tempfile.gettempdir(), f"dovecote-archive-{run_name or 'tests'}")
 
 # Every reply of the API is held to its OpenAPI schema (tests/schema_validation.py); outermost, so it
 # sees the replies other middleware makes (413, 429) too.
