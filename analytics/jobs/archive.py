@@ -50,3 +50,69 @@ def read_archived(spark: SparkSession, url: str, name: str, batches: Sequence[in
     root = f"{url.rstrip('/')}/{name}"
     frame = spark.read.option("basePath", root).parquet(root)
     return frame.where(F.col("batch").isin([int(b) for b in batches])).drop("date", "batch")
+
+
+# ---- the archived side of the report inputs (analytics/jobs/sources.py reads the hot side) --------
+
+Archive = dict[str, list[int]]  # archive URL → the ids of its done batches
+
+
+def read_dataset(spark: SparkSession, archive: Archive, name: str) -> DataFrame | None:
+    """Return one dataset's rows of every done batch, whatever URL each was written to (None: none)."""
+    frames = [frame for url, batches in archive.items()
+              if (frame := read_archived(spark, url, name, batches)) is not None]
+    if not frames:
+        return None
+    union = frames[0]
+    for frame in frames[1:]:
+        union = union.unionByName(frame)
+    return union
+
+
+def archived_deliveries(spark: SparkSession, archive: Archive) -> DataFrame | None:
+    """Return the archived deliveries with their message's dimensions, as sources.DIMENSIONS has them."""
+    deliveries, messages = read_dataset(spark, archive, "deliveries"), read_dataset(spark, archive, "messages")
+    if deliveries is None or messages is None:
+        return None
+    subscription = F.coalesce(
+        F.col("subscription_id"),
+        F.regexp_extract("destination", r"::subscription-(\d+)$", 1).cast("bigint"),  # "" (no match) reads null
+    )
+    dimensions = messages.select(F.col("id").alias("message_id"), "room_id", "event_type",
+                                 F.col("created_at").alias("published_at"))
+    return deliveries.join(dimensions, "message_id").select(
+        F.col("id").alias("delivery_id"), "status", "updated_at", "room_id", "event_type", "published_at",
+        subscription.alias("subscription_id"))
+
+
+def in_scope(frame: DataFrame, condition: str) -> DataFrame:
+    return frame.where(F.expr(condition))
+
+
+def archived_inputs(spark: SparkSession, archive: Archive, where: dict[str, str]) -> dict[str, DataFrame] | None:
+    """Return the archived attempts, sends and expiries in scope, with the columns the hot reads have.
+
+    `where` holds each input's scope condition (Scope.sql of its timestamp column).
+    """
+    dimensions = archived_deliveries(spark, archive)
+    attempts, sends = read_dataset(spark, archive, "attempts"), read_dataset(spark, archive, "sends")
+    if dimensions is None or attempts is None or sends is None:
+        return None
+    keys = ["room_id", "event_type", "subscription_id"]
+    return {
+        "attempts": in_scope(attempts, where["attempts"]).join(dimensions, "delivery_id").select(
+            "id", "attempt", "started_at", "duration_ms", "outcome", F.col("status_code").cast("int"),
+            "published_at", *keys).withColumn("hour", F.date_trunc("hour", "started_at")),
+        "sends": in_scope(sends, where["sends"]).join(dimensions, "delivery_id").select(
+            "id", "kind", "attempt", "delay_ms", "sent_at", *keys).withColumn("hour", F.date_trunc("hour", "sent_at")),
+        "expiries": in_scope(dimensions.where(F.col("status") == "expired"), where["expiries"]).select(
+            F.col("delivery_id").alias("id"), F.col("updated_at").alias("expired_at"), *keys,
+        ).withColumn("hour", F.date_trunc("hour", "expired_at")),
+    }
+
+
+def with_archive(hot: DataFrame, archived: DataFrame | None) -> DataFrame:
+    """Return the hot rows and the archived ones, the archived cast to the hot columns' types."""
+    if archived is None:
+        return hot
+    return hot.unionByName(archived.select([F.col(f.name).cast(f.dataType) for f in hot.schema.fields]))

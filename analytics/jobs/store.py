@@ -221,6 +221,12 @@ class ReportStore:
             f"SELECT min(id), max(id), count(*) FROM {table} WHERE {condition} AND {scope.sql(column)}")
         return None if low is None else IdRange(low, high, rows)
 
+    def archived_batches(self) -> dict[str, list[int]]:
+        """Return the archive's done batches (their rows left PostgreSQL), by the URL each was written to."""
+        rows = self.execute("SELECT url, array_agg(id ORDER BY id) FROM archive_batches WHERE status = 'done' "
+                            "GROUP BY url").fetchall()
+        return {url: list(ids) for url, ids in rows}
+
     # ---- the swap ------------------------------------------------------------------------------
 
     def publish(self, run_id: int, scope: Scope, reports: Sequence[Report], marks: Marks | None,
