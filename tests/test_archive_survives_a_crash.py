@@ -128,8 +128,8 @@ def test_a_dry_run_says_what_would_move_and_moves_nothing(tmp_path: Path) -> Non
     assert not ArchiveBatch.objects.exists() and not (tmp_path / "archive").exists()
 
 
-def test_an_archived_message_answers_as_archived_in_the_api_and_the_console(tmp_path: Path, client: Client,
-                                                                          staff_client: Client) -> None:
+def test_an_archived_message_answers_as_archived_in_the_api_and_the_console_lists_the_run(
+        tmp_path: Path, client: Client, staff_client: Client) -> None:
     room = make_room(name="orders", retention_ms=3600 * 1000)
     message = make_message(room, created_at=timezone.now() - timedelta(days=2))
     make_delivery(message, make_subscription(room), status=Status.DELIVERED)
@@ -155,3 +155,5 @@ def test_an_archived_message_answers_as_archived_in_the_api_and_the_console(tmp_
     assert page.status_code == 410
     text = page.content.decode()
     assert "Archived" in text and f"batch={batch.pk}" in text and "orders" in text, text
+    runs = staff_client.get("/reports/").content.decode()
+    assert f'data-archive-run="{run.pk}"' in runs and str(tmp_path / "archive") in runs
