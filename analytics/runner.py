@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -55,6 +58,33 @@ def run_reports(*, since: datetime | None = None, until: datetime | None = None,
     spark = LazySession(config)
     try:
         return run(spark, config, since=since, until=until, full=full)
+    finally:
+        spark.stop()
+
+
+def follow_reports(every_s: float, stop: threading.Event, report: Callable[[str], None], *,
+                   master: str | None = None) -> None:
+    """Refresh the hours changed since the last run every `every_s`, in one Spark session, until `stop` is set.
+
+    Each refresh is an incremental run (analytics/jobs/main.py); a run another process has in
+    progress is skipped, a failed one reported, and the loop goes on.
+    """
+    from analytics.jobs.main import run_reports as run  # noqa: PLC0415 - imports PySpark
+    from analytics.jobs.session import LazySession  # noqa: PLC0415 - imports PySpark
+    from analytics.jobs.store import RunInProgress  # noqa: PLC0415
+
+    config = job_config(master)
+    spark = LazySession(config)
+    try:
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                report(str(run(spark, config)))
+            except RunInProgress as busy:
+                report(f"skipped: {busy}")
+            except Exception as error:  # noqa: BLE001 - reported; the next refresh tries again
+                report(f"report run failed: {type(error).__name__}: {error}")
+            stop.wait(max(0.0, every_s - (time.monotonic() - started)))
     finally:
         spark.stop()
 
