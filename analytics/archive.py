@@ -150,6 +150,7 @@ def archive_batch(run: ArchiveRun, batch: ArchiveBatch, write: Writer, now: date
                 for i in ids])
             ArchiveClaim.objects.filter(batch=batch).delete()
             ArchiveBatch.objects.filter(pk=batch.pk).update(status=ArchiveBatch.Status.DONE, rows=removed.rows,
+                                                            first_at=removed.first_at, last_at=removed.last_at,
                                                             done_at=archived_at)
             run.batches, run.messages, run.rows = run.batches + 1, run.messages + removed.messages, \
                 run.rows + removed.rows

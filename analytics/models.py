@@ -396,6 +396,9 @@ class ArchiveBatch(models.Model):
     url = models.CharField(max_length=1000)
     messages = models.PositiveIntegerField()
     rows = models.BigIntegerField(null=True, blank=True, help_text="PostgreSQL rows removed.")
+    # The earliest and latest time its rows carry: a report run reads the batch only for hours in between.
+    first_at = models.DateTimeField(null=True, blank=True)
+    last_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField()
     done_at = models.DateTimeField(null=True, blank=True)
 

@@ -65,15 +65,29 @@ class Page:
     after_id: uuid.UUID = NIL
 
 
+# The earliest and latest time any of the messages' rows carries (publish, send, attempt, delivery change):
+# every report hour their rows count in lies between (analytics/jobs/archive.py reads a batch only for those).
+SPAN = """
+SELECT min(at), max(at) FROM (
+    SELECT created_at AS at FROM {message} WHERE id = ANY(%(ids)s::uuid[])
+    UNION ALL SELECT updated_at FROM {deliveries} WHERE id = ANY(%(deliveries)s)
+    UNION ALL SELECT started_at FROM {attempts} WHERE delivery_id = ANY(%(deliveries)s)
+    UNION ALL SELECT sent_at FROM {sends} WHERE delivery_id = ANY(%(deliveries)s)
+) AS stamps
+"""
+
+
 @dataclass(frozen=True)
 class Removed:
-    """How many rows one removal deleted, per table."""
+    """How many rows one removal deleted, per table, and the span of their times."""
 
     messages: int
     deliveries: int
     attempts: int
     sends: int
     keys: int
+    first_at: datetime | None = None
+    last_at: datetime | None = None
 
     @property
     def rows(self) -> int:
@@ -117,6 +131,8 @@ def remove(message_ids: Sequence[uuid.UUID], now: datetime) -> Removed | None:
     tables = {name: model._meta.db_table for name, model in
               [("attempts", DeliveryAttempt), ("sends", PublishedMessage), ("deliveries", Delivery)]}
     with connection.cursor() as cursor:
+        cursor.execute(SPAN.format(message=Message._meta.db_table, **tables), {"ids": ids, "deliveries": deliveries})
+        first_at, last_at = cursor.fetchone()
         counts = {}
         for name, table in tables.items():  # children first: the foreign keys are checked at each statement
             column = "id" if name == "deliveries" else "delivery_id"
@@ -126,4 +142,4 @@ def remove(message_ids: Sequence[uuid.UUID], now: datetime) -> Removed | None:
         counts["keys"] = cursor.rowcount
         cursor.execute(f"DELETE FROM {Message._meta.db_table} WHERE id = ANY(%s::uuid[])", [ids])
         counts["messages"] = cursor.rowcount
-    return Removed(**counts)
+    return Removed(**counts, first_at=first_at, last_at=last_at)

@@ -5,7 +5,9 @@ with the PostgreSQL table's columns (date: the messages' created_at day, UTC; N:
 `archive_batches`). A batch's messages are listed in `archive_claims`; writing it again overwrites
 the same folders with the same rows, so a batch interrupted before its delete is simply redone.
 Readers take only the batches recorded `done` (their rows have left PostgreSQL in the same
-transaction), so the archive and the rows still in PostgreSQL never hold the same row.
+transaction), so the archive and the rows still in PostgreSQL never hold the same row, and of
+those only the batches whose rows' times meet the hours being recomputed (`first_at`..`last_at`),
+read by their folders (no listing of the whole archive).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pyspark.sql import functions as F
 
 from analytics.jobs.config import JobConfig
 from analytics.jobs.sources import jdbc
+from analytics.jobs.store import ArchivedBatch
 
 CLAIMED = "SELECT message_id FROM archive_claims WHERE batch_id = {batch}"
 # Each dataset: the query selecting a batch's rows of its table.
@@ -43,33 +46,24 @@ def write_batch(spark: SparkSession, config: JobConfig, batch_id: int, paths: di
     return written
 
 
-def read_archived(spark: SparkSession, url: str, name: str, batches: Sequence[int]) -> DataFrame | None:
-    """Return the rows of one dataset in the given (done) batches, or None when there are none."""
-    if not batches:
-        return None
-    root = f"{url.rstrip('/')}/{name}"
-    frame = spark.read.option("basePath", root).parquet(root)
-    return frame.where(F.col("batch").isin([int(b) for b in batches])).drop("date", "batch")
-
-
 # ---- the archived side of the report inputs (analytics/jobs/sources.py reads the hot side) --------
 
-Archive = dict[str, list[int]]  # archive URL → the ids of its done batches
-
-
-def read_dataset(spark: SparkSession, archive: Archive, name: str) -> DataFrame | None:
-    """Return one dataset's rows of every done batch, whatever URL each was written to (None: none)."""
-    frames = [frame for url, batches in archive.items()
-              if (frame := read_archived(spark, url, name, batches)) is not None]
-    if not frames:
+def read_dataset(spark: SparkSession, batches: Sequence[ArchivedBatch], name: str) -> DataFrame | None:
+    """Return one dataset's rows of these batches (None: no batch), read from their folders only."""
+    if not batches:
         return None
+    by_root: dict[str, list[str]] = {}
+    for batch in batches:
+        by_root.setdefault(f"{batch.url.rstrip('/')}/{name}", []).append(batch.path(name))
+    frames = [spark.read.option("basePath", root).parquet(*paths).drop("date", "batch")
+              for root, paths in by_root.items()]
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)
     return union
 
 
-def archived_deliveries(spark: SparkSession, archive: Archive) -> DataFrame | None:
+def archived_deliveries(spark: SparkSession, archive: Sequence[ArchivedBatch]) -> DataFrame | None:
     """Return the archived deliveries with their message's dimensions, as sources.DIMENSIONS has them."""
     deliveries, messages = read_dataset(spark, archive, "deliveries"), read_dataset(spark, archive, "messages")
     if deliveries is None or messages is None:
@@ -89,7 +83,8 @@ def in_scope(frame: DataFrame, condition: str) -> DataFrame:
     return frame.where(F.expr(condition))
 
 
-def archived_inputs(spark: SparkSession, archive: Archive, where: dict[str, str]) -> dict[str, DataFrame] | None:
+def archived_inputs(spark: SparkSession, archive: Sequence[ArchivedBatch],
+                    where: dict[str, str]) -> dict[str, DataFrame] | None:
     """Return the archived attempts, sends and expiries in scope, with the columns the hot reads have.
 
     `where` holds each input's scope condition (Scope.sql of its timestamp column).

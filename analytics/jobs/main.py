@@ -92,7 +92,7 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
     """Read the scope's log rows, compute every report and append it to its staging table."""
     ids = {name: store.id_range(name, scope) for name in INPUTS}
     # The rows retention moved to the archive, beside those still in PostgreSQL (never the same row twice).
-    archived = archived_inputs(spark, store.archived_batches(),
+    archived = archived_inputs(spark, store.archived_batches(scope),
                                {name: scope.sql(column) for name, (_, column, _) in INPUTS.items()}) or {}
     # Each input feeds several reports: cache it, so the log is read once.
     attempts = with_archive(read_attempts(spark, config, scope, ids["attempts"]), archived.get("attempts")).cache()
