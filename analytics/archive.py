@@ -20,10 +20,11 @@ import logging
 import os
 import signal
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -35,7 +36,9 @@ from delivery import retention
 from rooms.models import Room
 
 if TYPE_CHECKING:
-    from analytics.jobs.session import LazySession
+    from pyspark.sql import SparkSession
+
+    from analytics.jobs.config import JobConfig
 
 log = logging.getLogger("dovecote.analytics")
 
@@ -78,22 +81,29 @@ def archive_lock() -> Iterator[None]:
             cursor.execute("SELECT pg_advisory_unlock(%s)", [ARCHIVE_LOCK])
 
 
-def pages(now: datetime, size: int) -> Iterator[tuple[Room, list[tuple[object, datetime]]]]:
+Rows = list[tuple[uuid.UUID, datetime]]  # (message id, created_at)
+
+
+def pages(now: datetime, size: int) -> Iterator[tuple[Room, Rows]]:
     """Yield each room's removable messages as batches: one day (UTC) each, at most `size` messages."""
     for room in Room.objects.order_by("pk"):
         page = retention.Page()
         while rows := retention.removable_messages(room, now, page, size):
-            first_day = rows[0][1].astimezone(timezone.UTC).date()
-            rows = [row for row in rows if row[1].astimezone(timezone.UTC).date() == first_day]
+            rows = [row for row in rows if day_of(row) == day_of(rows[0])]
             yield room, rows
-            page = retention.Page(rows[-1][1], rows[-1][0])  # type: ignore[arg-type]
+            page = retention.Page(rows[-1][1], rows[-1][0])
+
+
+def day_of(row: tuple[uuid.UUID, datetime]) -> date:
+    """Return the UTC day a message was published: its batch's, and its folders' `date=`."""
+    return row[1].astimezone(UTC).date()
 
 
 def plan(now: datetime) -> Plan:
     """Say what a run would archive now, changing nothing."""
     found = Plan(unfinished=ArchiveBatch.objects.filter(status=ArchiveBatch.Status.CLAIMED).count())
     for room, rows in pages(now, settings.DOVECOTE_ARCHIVE_BATCH):
-        found.batches.append((room.pk, rows[0][1].astimezone(timezone.UTC).date(), len(rows)))
+        found.batches.append((room.pk, day_of(rows[0]), len(rows)))
     return found
 
 
@@ -119,28 +129,37 @@ def run_archive(write: Writer, *, now: datetime | None = None, kill_after_write:
     return run
 
 
-def claim(run: ArchiveRun, room: Room, rows: list[tuple[object, datetime]], now: datetime) -> ArchiveBatch:
+def claim(run: ArchiveRun, room: Room, rows: Rows, now: datetime) -> ArchiveBatch:
     """Record a batch of these messages (one room, one day) and claim each, in one transaction."""
     with transaction.atomic():
-        batch = ArchiveBatch.objects.create(run=run, room_id=room.pk, date=rows[0][1].astimezone(timezone.UTC).date(),
+        batch = ArchiveBatch.objects.create(run=run, room_id=room.pk, date=day_of(rows[0]),
                                             url=run.url, messages=len(rows), claimed_at=now)
         ArchiveClaim.objects.bulk_create([ArchiveClaim(batch=batch, message_id=message_id) for message_id, _ in rows])
     return batch
 
 
 def archive_batch(run: ArchiveRun, batch: ArchiveBatch, write: Writer, now: datetime, kill_after_write: bool) -> None:
-    """Write the batch to Parquet, then remove its rows and mark it done (or discard it), in one transaction."""
+    """Write the batch to Parquet, then remove its rows and mark it done (or discard it)."""
     ArchiveRun.objects.filter(pk=run.pk).update(stage=f"writing batch {batch.pk} ({batch.messages} messages)")
     started = time.monotonic()
     written = write(batch)
     if kill_after_write:  # tests: a crash between the archive and the delete
         os.kill(os.getpid(), signal.SIGKILL)
     wrote_s, started = time.monotonic() - started, time.monotonic()
+    removed = finish(run, batch, now)
+    # The transaction's length is how long the batch's rows were locked (docs/analytics.md, measured).
+    log.info("archive batch %s: wrote %s rows to Parquet in %.1f s; %s in a %.3f s transaction", batch.pk,
+             sum(written.values()), wrote_s, "discarded" if removed is None else f"{removed.rows} rows removed",
+             time.monotonic() - started)
+
+
+def finish(run: ArchiveRun, batch: ArchiveBatch, now: datetime) -> retention.Removed | None:
+    """In ONE transaction: remove the batch's rows, record their tombstones and mark it done; or discard it."""
     with transaction.atomic():
         ids = list(ArchiveClaim.objects.filter(batch=batch).values_list("message_id", flat=True))
         removed = retention.remove(ids, now)
-        if removed is None:
-            ArchiveClaim.objects.filter(batch=batch).delete()
+        ArchiveClaim.objects.filter(batch=batch).delete()
+        if removed is None:  # a message is no longer removable: nothing was deleted
             ArchiveBatch.objects.filter(pk=batch.pk).update(status=ArchiveBatch.Status.DISCARDED)
             run.discarded += 1
         else:
@@ -148,27 +167,22 @@ def archive_batch(run: ArchiveRun, batch: ArchiveBatch, write: Writer, now: date
             ArchivedMessage.objects.bulk_create([
                 ArchivedMessage(message_id=i, room_id=batch.room_id, archived_at=archived_at, batch=batch)
                 for i in ids])
-            ArchiveClaim.objects.filter(batch=batch).delete()
-            ArchiveBatch.objects.filter(pk=batch.pk).update(status=ArchiveBatch.Status.DONE, rows=removed.rows,
-                                                            first_at=removed.first_at, last_at=removed.last_at,
-                                                            done_at=archived_at)
-            run.batches, run.messages, run.rows = run.batches + 1, run.messages + removed.messages, \
-                run.rows + removed.rows
+            ArchiveBatch.objects.filter(pk=batch.pk).update(
+                status=ArchiveBatch.Status.DONE, rows=removed.rows, first_at=removed.first_at,
+                last_at=removed.last_at, done_at=archived_at)
+            run.batches, run.messages = run.batches + 1, run.messages + removed.messages
+            run.rows += removed.rows
         ArchiveRun.objects.filter(pk=run.pk).update(batches=run.batches, messages=run.messages, rows=run.rows,
                                                     discarded=run.discarded)
-    # The transaction's length is how long the batch's rows were locked (docs/analytics.md, measured).
-    log.info("archive batch %s: wrote %s rows to Parquet in %.1f s; %s in a %.3f s transaction", batch.pk,
-             sum(written.values()), wrote_s, "discarded" if removed is None else f"{removed.rows} rows removed",
-             time.monotonic() - started)
+    return removed
 
 
-def spark_writer(spark: LazySession | Callable[[], object], config: object) -> Writer:
-    """Return a Writer running the Spark job of analytics/jobs/archive.py in this process's session."""
+def spark_writer(spark: Callable[[], SparkSession], config: JobConfig) -> Writer:
+    """Return a Writer running the Spark job of analytics/jobs/archive.py in `spark()`, the session of this process."""
     from analytics.jobs.archive import write_batch  # noqa: PLC0415 - imports PySpark
 
     def write(batch: ArchiveBatch) -> dict[str, int]:
-        paths = {name: batch.path(name) for name in DATASETS}
-        return write_batch(spark(), config, batch.pk, paths)  # type: ignore[arg-type]
+        return write_batch(spark(), config, batch.pk, {name: batch.path(name) for name in DATASETS})
 
     return write
 
