@@ -7,11 +7,11 @@ following it is analytics/runs.py.
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from analytics.jobs.main import RunSummary
 
 CHILD_TIMEOUT_S = 3 * 3600
+log = logging.getLogger("dovecote.analytics")
 
 
 def job_config(master: str | None = None) -> JobConfig:
@@ -62,12 +63,11 @@ def run_reports(*, since: datetime | None = None, until: datetime | None = None,
         spark.stop()
 
 
-def follow_reports(every_s: float, stop: threading.Event, report: Callable[[str], None], *,
-                   master: str | None = None) -> None:
+def follow_reports(every_s: float, stop: threading.Event, *, master: str | None = None) -> None:
     """Refresh the hours changed since the last run every `every_s`, in one Spark session, until `stop` is set.
 
     Each refresh is an incremental run (analytics/jobs/main.py); a run another process has in
-    progress is skipped, a failed one reported, and the loop goes on.
+    progress is skipped, a failed one logged (its report_runs row keeps the error), and the loop goes on.
     """
     from analytics.jobs.main import run_reports as run  # noqa: PLC0415 - imports PySpark
     from analytics.jobs.session import LazySession  # noqa: PLC0415 - imports PySpark
@@ -79,11 +79,11 @@ def follow_reports(every_s: float, stop: threading.Event, report: Callable[[str]
         while not stop.is_set():
             started = time.monotonic()
             try:
-                report(str(run(spark, config)))
+                log.info("%s", run(spark, config))
             except RunInProgress as busy:
-                report(f"skipped: {busy}")
-            except Exception as error:  # noqa: BLE001 - reported; the next refresh tries again
-                report(f"report run failed: {type(error).__name__}: {error}")
+                log.info("refresh skipped: %s", busy)
+            except Exception as error:  # noqa: BLE001 - logged; the next refresh tries again
+                log.warning("report refresh failed: %s: %s", type(error).__name__, error)
             stop.wait(max(0.0, every_s - (time.monotonic() - started)))
     finally:
         spark.stop()

@@ -68,5 +68,5 @@ class Command(BaseCommand):
             stop.wait()
             return
         log.info("following: refreshing the changed hours every %g s", every)
-        runner.follow_reports(every, stop, log.info, master=master)
+        runner.follow_reports(every, stop, master=master)
         log.info("stopped following")
