@@ -337,3 +337,113 @@ class RetryCostStaging(RetryCostFigures):
 
     class Meta:
         db_table = "report_retry_cost_staging"
+
+
+# ---- the archive: runs, their batches, and what stays of an archived message -------------------
+
+class ArchiveRun(models.Model):
+    """One run of the archive job (analytics/archive.py): what it moved, and how it ended.
+
+    Runs hold a PostgreSQL advisory lock while they run, so at most one runs at a time; a run still
+    recorded as running when the next one takes the lock lost its process and is recorded failed.
+    """
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RUNNING)
+    url = models.CharField(max_length=1000, help_text="DOVECOTE_ARCHIVE_URL when it ran.")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    batches = models.PositiveIntegerField(default=0, help_text="Batches archived and removed.")
+    messages = models.BigIntegerField(default=0, help_text="Messages archived and removed.")
+    rows = models.BigIntegerField(default=0, help_text="PostgreSQL rows removed (every table).")
+    discarded = models.PositiveIntegerField(default=0, help_text="Batches given up: a message was no longer removable.")
+    stage = models.CharField(max_length=200, default="")
+    error = models.TextField(blank=True, default="")
+
+    class Meta:
+        db_table = "archive_runs"
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"archive run {self.pk} ({self.status})"
+
+    def duration(self, now: datetime) -> timedelta:
+        return (self.finished_at or now) - self.started_at
+
+
+class ArchiveBatch(models.Model):
+    """Messages of one room and one day (their created_at, UTC) archived together, under one path per table.
+
+    `claimed`: its messages are listed in ArchiveClaim and may be written to Parquet (again: a rerun
+    overwrites the same path). `done`: written, and the rows deleted in the transaction that set it.
+    `discarded`: a message stopped being removable before the delete; nothing was deleted and the
+    files it may have written are never read. Readers of the archive read only `done` batches.
+    """
+
+    class Status(models.TextChoices):
+        CLAIMED = "claimed"
+        DONE = "done"
+        DISCARDED = "discarded"
+
+    run = models.ForeignKey(ArchiveRun, on_delete=models.PROTECT, related_name="batch_set")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.CLAIMED)
+    room_id = models.BigIntegerField()
+    date = models.DateField(help_text="The messages' created_at date, UTC.")
+    url = models.CharField(max_length=1000)
+    messages = models.PositiveIntegerField()
+    rows = models.BigIntegerField(null=True, blank=True, help_text="PostgreSQL rows removed.")
+    # The earliest and latest time its rows carry: a report run reads the batch only for hours in between.
+    first_at = models.DateTimeField(null=True, blank=True)
+    last_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField()
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "archive_batches"
+        indexes = [models.Index(fields=["status"], name="archive_batch_status")]
+
+    def __str__(self) -> str:
+        return f"archive batch {self.pk} ({self.status})"
+
+    def path(self, table: str) -> str:
+        """Return where this batch's rows of `table` (messages, deliveries, attempts, sends) are."""
+        return f"{self.url.rstrip('/')}/{table}/date={self.date.isoformat()}/batch={self.pk}"
+
+
+class ArchiveClaim(models.Model):
+    """A message an unfinished batch will archive; the batch's rows go when it is done."""
+
+    batch = models.ForeignKey(ArchiveBatch, on_delete=models.CASCADE, related_name="claims")
+    message_id = models.UUIDField()
+
+    class Meta:
+        db_table = "archive_claims"
+        constraints = [models.UniqueConstraint(fields=["message_id"], name="archive_claim_once")]
+
+    def __str__(self) -> str:
+        return f"{self.message_id} in batch {self.batch_id}"
+
+
+class ArchivedMessage(models.Model):
+    """What PostgreSQL keeps of an archived message: which room it was in, when it left, and its batch.
+
+    About 100 bytes a message with its primary key index (16-byte id, two 8-byte ids, a timestamp).
+    """
+
+    message_id = models.UUIDField(primary_key=True)
+    room_id = models.BigIntegerField()
+    archived_at = models.DateTimeField()
+    batch = models.ForeignKey(ArchiveBatch, on_delete=models.PROTECT, related_name="+")
+
+    class Meta:
+        db_table = "archived_messages"
+
+    def __str__(self) -> str:
+        return f"{self.message_id} (archived)"
+
+    def location(self, table: str = "messages") -> str:
+        return self.batch.path(table)

@@ -28,3 +28,14 @@ def run_reports(full: bool = False) -> str:
     output = runner.run_reports_in_child(full=full)
     log.info("%s", output)
     return output
+
+
+@shared_task(ignore_result=True, acks_late=False)
+def archive() -> str:
+    """Archive and remove the messages past their retention (beat: hourly), in a child process (it runs Spark)."""
+    if not runner.reports_supported():
+        log.info("archive run skipped: the archive job reads PostgreSQL (set DATABASE_URL)")
+        return "skipped"
+    output = runner.run_command_in_child("archive")
+    log.info("%s", output)
+    return output

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -585,3 +586,86 @@ def broker_failover(work: Path) -> Takeover:
         return Takeover(cold_start, live - killed, first - killed, len(confirmed), len(set(confirmed) - set(arrivals)))
     finally:
         pair.stop()
+
+
+# ---- the archive ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ArchiveTimes:
+    seconds: float  # `manage.py archive`, wall time, JVM start included
+    messages: int  # messages archived and removed
+    rows: int  # PostgreSQL rows removed (every table)
+    longest_transaction_s: float  # the longest batch's delete transaction (its rows' lock time)
+    size_before_mib: float  # the log tables with their indexes, before
+    size_after_mib: float  # the same after the run and a VACUUM FULL
+    idle_p99_ms: float  # a publish's database transaction every 20 ms, before the run
+    during_p99_ms: float  # the same during the run
+
+
+LOG_TABLES = ("delivery_message", "delivery_delivery", "delivery_attempts", "published_messages")
+PUBLISH_SQL = """
+WITH m AS (
+    INSERT INTO delivery_message (id, room_id, event_type, event_version, payload, correlation_id, ordering_key,
+                                  created_at, traceparent)
+    VALUES (%(id)s, %(room)s, 'probe', '1', '{}', %(id)s, '', now(), '') RETURNING id)
+INSERT INTO delivery_delivery (message_id, subscription_id, destination, status, ordering_key, parks_key, attempts,
+                               redelivery_count, lease_token, replays, last_error, created_at, updated_at)
+SELECT m.id, %(subscription)s, 'probe', 'queued', '', false, 0, 0, '', 0, '', now(), now() FROM m
+"""
+
+
+def archive_database(env: dict[str, str], name: str, messages: int, days: int) -> dict[str, str]:
+    """Fill the scratch database `name` with `messages` of generated history over the `days` to now."""
+    from bench.stack import recreate_database
+
+    env = recreate_database(env, name)
+    subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", str(messages), "--days", str(days)],
+                   cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    return env
+
+
+def log_tables_mib(conn: Any) -> float:
+    sizes = [conn.execute("SELECT pg_total_relation_size(%s)", [table]).fetchone()[0] for table in LOG_TABLES]
+    return sum(sizes) / 2**20
+
+
+def publish_p99_ms(database_url: str, until: Callable[[], bool]) -> float:
+    """Time a publish's database transaction (a message and its delivery) every 20 ms until `until()`."""
+    import psycopg
+
+    latencies = []
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        room, subscription = conn.execute("SELECT room_id, id FROM subscriptions_subscription LIMIT 1").fetchone()
+        while not until():
+            started = time.monotonic()
+            with conn.transaction():
+                conn.execute(PUBLISH_SQL, {"id": uuid.uuid4(), "room": room, "subscription": subscription})
+            latencies.append((time.monotonic() - started) * 1000)
+            time.sleep(0.02)
+    return percentile(latencies, 99)
+
+
+def archive_run(env: dict[str, str], log_dir: Path, idle_s: float) -> ArchiveTimes:
+    """One `manage.py archive` over the database (default retention, 7 days), a publish probe beside it and
+    `idle_s` before it."""
+    import psycopg
+
+    env = {**env, "DOVECOTE_ARCHIVE_URL": str(log_dir / "archive")}
+    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+        before = log_tables_mib(conn)
+    idle_end = time.monotonic() + idle_s
+    idle = publish_p99_ms(env["DATABASE_URL"], lambda: time.monotonic() > idle_end)
+    started = time.monotonic()
+    archive = Process("archive", [sys.executable, "manage.py", "archive"], env, log_dir)
+    during = publish_p99_ms(env["DATABASE_URL"], lambda: archive.popen.poll() is not None)
+    seconds = time.monotonic() - started
+    archive.stop()
+    text = archive.log_path.read_text()
+    if archive.popen.returncode != 0:
+        raise RuntimeError(f"manage.py archive failed:\n{text[-3000:]}")
+    transactions = [float(s) for s in re.findall(r"in a ([0-9.]+) s transaction", text)] or [0.0]
+    with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+        messages, rows = conn.execute("SELECT messages, rows FROM archive_runs ORDER BY id DESC LIMIT 1").fetchone()
+        conn.execute(f"VACUUM FULL {', '.join(LOG_TABLES)}")
+        after = log_tables_mib(conn)
+    return ArchiveTimes(seconds, messages, rows, max(transactions), before, after, idle, during)

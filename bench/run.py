@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The scratch database and Celery's Redis database; a run beside another one (the suite's quick run) sets its own.
 BENCH_DB = os.environ.get("DOVECOTE_BENCH_DB", "dovecote_bench")
 BENCH_REDIS_DB = os.environ.get("DOVECOTE_BENCH_REDIS_DB", "9")
-GROUPS = ("batch", "single", "push", "latency", "fairness", "retry", "spark", "failover")
+GROUPS = ("batch", "single", "push", "latency", "fairness", "retry", "spark", "archive", "failover")
 EXTRA_GROUPS = ("rates",)  # only with --only: latency and retry timing at other offered rates
 MEASURED = ("<!-- make bench writes from here -->", "<!-- to here -->")
 
@@ -111,9 +111,11 @@ def main() -> int:
 
     # report_messages: generate_traffic writes ~2.48 attempt rows per message (413,000 → 1.02 M).
     n = {"stomp": 1000, "batch": 1000, "single": 400, "push": 600, "latency_s": 3, "quiet_s": 2,
-         "fairness_subscriptions": 100, "fairness_s": 3, "retries": 100, "report_messages": 2000} if quick else \
+         "fairness_subscriptions": 100, "fairness_s": 3, "retries": 100, "report_messages": 2000,
+         "archive_messages": 2000, "archive_days": 8} if quick else \
         {"stomp": 5000, "batch": 5000, "single": 3000, "push": 3000, "latency_s": 10, "quiet_s": 40,
-         "fairness_subscriptions": 1000, "fairness_s": 20, "retries": 1000, "report_messages": 413_000}
+         "fairness_subscriptions": 1000, "fairness_s": 20, "retries": 1000, "report_messages": 413_000,
+         "archive_messages": 1_000_000, "archive_days": 30}
     runs = 1 if quick else 3
     log_dir = Path(tempfile.mkdtemp(prefix="dovecote-bench-"))
     if options.profile:
@@ -246,6 +248,20 @@ def main() -> int:
                         f"{fmt(spark_s, digits=1)}; {max(t.spark_peak_mib for t in times):,.0f}",
                         f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
+    if "archive" in only:  # one run: retention over 30 days of history, the delivery stack stopped (Spark)
+        archive_env = figures.archive_database(env, f"{BENCH_DB}_archive", n["archive_messages"], n["archive_days"])
+        moved = figures.archive_run(archive_env, log_dir, idle_s=3 if quick else 30)
+        rows.append(Row(f"archive: `manage.py archive` over {n['archive_messages']:,} generated messages spread "
+                        f"over {n['archive_days']} days (retention 7 days), rows/s to Parquet and out of "
+                        f"PostgreSQL (1 run)",
+                        f"{moved.rows / moved.seconds:,.0f} ({moved.rows:,} rows of {moved.messages:,} messages "
+                        f"in {moved.seconds:.1f} s)", "—"))
+        rows.append(Row("  the log tables with their indexes before / after the run (and VACUUM FULL), MiB (1 run)",
+                        f"{moved.size_before_mib:,.0f} / {moved.size_after_mib:,.0f}", "—"))
+        rows.append(Row("  a publish's database transaction every 20 ms during the run, p99 ms (1 run)",
+                        f"{moved.during_p99_ms:.1f}", f"{moved.idle_p99_ms:.1f} before the run"))
+        rows.append(Row("  the longest batch's delete transaction (its rows locked), s (1 run)",
+                        f"{moved.longest_transaction_s:.2f}", "—"))
     if "failover" in only:  # an Artemis pair of its own (tests/artemis_pair.py), the delivery stack stopped
         takeover = figures.broker_failover(log_dir / "artemis-pair")
         rows.append(Row("broker failover: SIGKILL of the Artemis primary → the backup live; → the first message "

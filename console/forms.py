@@ -8,6 +8,7 @@ import uuid
 from typing import Any, ClassVar
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.forms.fields import InvalidJSONInput, JSONString
 from django.utils.text import capfirst
@@ -23,10 +24,12 @@ from rooms.rules import (
     MAX_DISABLE_AFTER_S,
     MAX_MULTIPLIER,
     MAX_PROBE_DELAY_MS,
+    MAX_RETENTION_MS,
     MAX_SPAN_MS,
     MIN_BREAKER_WINDOW_S,
     MIN_DISABLE_AFTER_S,
     MIN_PROBE_DELAY_MS,
+    MIN_RETENTION_MS,
     cap_below_delay,
     event_type_quota_problem,
 )
@@ -168,17 +171,23 @@ class RoomForm(BreakerFields, forms.ModelForm):
     delivery_delay_multiplier = multiplier_field(initial=2.0, help_text="m, at least 1.")
     delivery_attempts = attempts_field(initial=5, help_text="After the first attempt; 0: none.")
     max_delivery_delay_ms = cap_field(help_text="Cap on each delay. Empty: no cap.")
+    retention_ms = forms.IntegerField(
+        min_value=MIN_RETENTION_MS, max_value=MAX_RETENTION_MS, required=False, label="Retention (ms)",
+        help_text="Settled messages older than this move to the archive; 3600000 (1 hour) to 315360000000 "
+                  "(3650 days). Empty: the default.",
+    )
 
     class Meta:
         model = Room
         fields = ["name", "description", "message_expiration_ms", "delivery_delay_ms", "delivery_delay_multiplier",
-                  "delivery_attempts", "max_delivery_delay_ms", *BREAKER_FIELDS]
+                  "delivery_attempts", "max_delivery_delay_ms", "retention_ms", *BREAKER_FIELDS]
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for name in BREAKER_FIELDS:
             self.fields[name].widget.attrs["placeholder"] = str(getattr(self.instance, name))
+        self.fields["retention_ms"].widget.attrs["placeholder"] = f"default: {settings.DOVECOTE_RETENTION * 1000}"
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()

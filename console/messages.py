@@ -11,10 +11,12 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
+from analytics.models import ArchivedMessage
 from console.forms import MessageFilterForm, pretty_json
 from console.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import RepublishRefused, republish
+from rooms.models import Room
 
 PAGE_SIZE = 50
 POLL_SECONDS = 1
@@ -40,7 +42,9 @@ def message_list(request: HttpRequest) -> TemplateResponse:
 @require_GET
 def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateResponse:
     """Show a message's payload and each destination's attempts; htmx polls them while Dovecote moves one on."""
-    message = get_object_or_404(Message.objects.select_related("room"), pk=message_id)
+    message = Message.objects.select_related("room").filter(pk=message_id).first()
+    if message is None:
+        return archived_message(request, message_id)
     timeline = Prefetch("attempt_log", queryset=DeliveryAttempt.objects.order_by("started_at", "pk"))
     destinations = list(message.deliveries.select_related("subscription").prefetch_related(timeline).order_by("pk"))
     return render_page(request, "console/message_detail.html", {
@@ -49,6 +53,15 @@ def message_detail(request: HttpRequest, message_id: uuid.UUID) -> TemplateRespo
         "unroutable": any(d.status == Delivery.Status.UNROUTABLE for d in destinations),
         "live": any(is_moving(d) for d in destinations), "poll_seconds": POLL_SECONDS,
     }, fragments=["destinations"])
+
+
+def archived_message(request: HttpRequest, message_id: uuid.UUID) -> TemplateResponse:
+    """Say when retention moved the message to the archive and where its rows are (410); 404 if it never was here."""
+    archived = get_object_or_404(ArchivedMessage.objects.select_related("batch"), pk=message_id)
+    room = Room.objects.filter(pk=archived.room_id).first()
+    locations = [(name, archived.location(name)) for name in ("messages", "deliveries", "attempts", "sends")]
+    return TemplateResponse(request, "console/message_archived.html", {
+        "section": "messages", "archived": archived, "room": room, "locations": locations}, status=410)
 
 
 @staff_required

@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from analytics import runner
-from analytics.models import ErrorReport, HourlyReport, LatencyReport, RetryCostReport
+from analytics.models import ArchiveRun, ErrorReport, HourlyReport, LatencyReport, RetryCostReport
 from analytics.runs import Progress, Refresh, RunState, report_progress, request_report_run
 from console.charts import (
     HOUR,
@@ -52,12 +52,16 @@ NOTICES = {
 }
 
 
+ARCHIVE_RUNS_SHOWN = 10
+
+
 @staff_required
 @require_GET
 def reports(request: HttpRequest) -> TemplateResponse:
     """Show the report charts for the chosen room or subscription, and the report runs' progress."""
     form = ReportFilterForm(request.GET)
-    parts = {"figures": lambda: report_figures(form) if form.is_valid() else None, "progress": RunPanel.current}
+    parts = {"figures": lambda: report_figures(form) if form.is_valid() else None, "progress": RunPanel.current,
+             "archive_runs": lambda: list(ArchiveRun.objects.all()[:ARCHIVE_RUNS_SHOWN])}
     wanted = wanted_fragment(request, FRAGMENTS)
     context: dict[str, Any] = {name: build() for name, build in parts.items() if wanted in (None, name)}
     if wanted in (None, "figures") and form.is_valid() and context["figures"] is None:

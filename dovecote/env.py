@@ -166,3 +166,18 @@ def env_rate(name: str, default: str) -> str:
     except ValueError as error:
         raise ConfigError(f"{name}={error}") from None
     return raw.strip()
+
+
+DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def env_duration(name: str, default: str, *, minimum_s: int, maximum_s: int) -> int:
+    """Return a duration such as `7d`, `36h`, `90m` or `3600s`, in seconds, within the bounds."""
+    raw = (os.environ.get(name) or default).strip().lower()
+    number, unit = raw[:-1], raw[-1:]
+    if unit not in DURATION_UNITS or not number.isdigit():
+        raise ConfigError(f"{name}={raw!r} is not a duration: a whole number and one of s, m, h, d (7d, 36h)")
+    seconds = int(number) * DURATION_UNITS[unit]
+    if not minimum_s <= seconds <= maximum_s:
+        raise ConfigError(f"{name}={raw!r} must be between {minimum_s} s and {maximum_s} s")
+    return seconds

@@ -14,6 +14,7 @@ from dovecote.env import (
     checked_secret_key,
     env_allow_hosts,
     env_bool,
+    env_duration,
     env_fernet_keys,
     env_int,
     env_list,
@@ -190,6 +191,9 @@ CELERY_BEAT_SCHEDULE = {
     # Five past each hour, once the previous hour is complete; a run still going makes the next one skip.
     "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),
                     "options": {"expires": 50 * 60}},
+    # Half past each hour: settled messages past their retention go to the archive (analytics/archive.py);
+    # a run still going makes the next one skip (an advisory lock).
+    "archive": {"task": "analytics.tasks.archive", "schedule": crontab(minute=35), "options": {"expires": 50 * 60}},
 }
 
 # Health (api/health.py): /healthz/ready fails when no worker or no beat has sent a heartbeat for this long.
@@ -274,6 +278,14 @@ DOVECOTE_SPARK_DRIVER_MEMORY = env_str("DOVECOTE_SPARK_DRIVER_MEMORY", "1g")
 DOVECOTE_SPARK_JARS = env_str("DOVECOTE_SPARK_JARS", "/usr/share/java/postgresql.jar")
 DOVECOTE_REPORT_PARTITIONS = env_int("DOVECOTE_REPORT_PARTITIONS", 2, minimum=1)  # JDBC read partitions
 DOVECOTE_REPORT_FETCHSIZE = env_int("DOVECOTE_REPORT_FETCHSIZE", 10_000, minimum=1)
+
+# Retention and the archive (docs/analytics.md#retention-and-the-archive): settled messages older than
+# their room's retention (this, unless the room sets retention_ms; bounds as rooms/rules.py's, 1 h .. 3650 d)
+# move from PostgreSQL to Parquet files under DOVECOTE_ARCHIVE_URL (a folder, s3a://… or hdfs://…),
+# DOVECOTE_ARCHIVE_BATCH messages per batch (one Parquet write, then one short delete transaction).
+DOVECOTE_RETENTION = env_duration("DOVECOTE_RETENTION", "7d", minimum_s=3600, maximum_s=3650 * 86400)
+DOVECOTE_ARCHIVE_URL = env_str("DOVECOTE_ARCHIVE_URL", str(BASE_DIR / "var" / "archive"))
+DOVECOTE_ARCHIVE_BATCH = env_int("DOVECOTE_ARCHIVE_BATCH", 5000, minimum=1, maximum=1_000_000)
 
 # The cache holds the rate-limit counters, so every web process must share it: Redis when
 # DOVECOTE_CACHE_URL or a redis:// CELERY_BROKER_URL names one, else this process's memory.

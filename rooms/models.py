@@ -7,6 +7,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import F, Q
@@ -31,6 +32,10 @@ class Room(models.Model):
     )
     max_delivery_delay_ms = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Cap on the redelivery delay; null: no cap."
+    )
+    # How long settled messages stay in PostgreSQL before the archive job moves them (delivery/retention.py).
+    retention_ms = models.PositiveBigIntegerField(
+        null=True, blank=True, help_text="Settled messages older than this move to the archive; null: the default."
     )
     # The circuit breaker's defaults for the room's push subscriptions (subscriptions/breaker.py).
     breaker_failure_threshold = models.PositiveIntegerField(
@@ -88,6 +93,13 @@ class Room(models.Model):
     def has_event_type(self, name: str, version: str) -> bool:
         """Say whether this room already has the event type `name` in `version` (each is unique per room)."""
         return self.event_types.filter(name=name, version=version).exists()
+
+    @property
+    def effective_retention(self) -> timedelta:
+        """Return how long this room's settled messages stay in PostgreSQL: its own retention, or the default."""
+        if self.retention_ms is None:
+            return timedelta(seconds=settings.DOVECOTE_RETENTION)
+        return timedelta(milliseconds=self.retention_ms)
 
     def expires_at(self, published_at: datetime) -> datetime | None:
         """Return when a message published at `published_at` expires, or None if never."""

@@ -22,6 +22,8 @@ MAX_BREAKER_THRESHOLD = 10_000
 MIN_BREAKER_WINDOW_S, MAX_BREAKER_WINDOW_S = 1, 24 * 3600
 MIN_PROBE_DELAY_MS, MAX_PROBE_DELAY_MS = 100, 10 * 60 * 1000
 MIN_DISABLE_AFTER_S, MAX_DISABLE_AFTER_S = 1, 365 * 24 * 3600
+# How long settled messages stay in PostgreSQL (DOVECOTE_RETENTION has the same bounds: dovecote/settings.py).
+MIN_RETENTION_MS, MAX_RETENTION_MS = 3600 * 1000, 3650 * 24 * 3600 * 1000  # one hour .. ten years
 
 
 def cap_below_delay(delay_ms: int | None, cap_ms: int | None) -> bool:

@@ -7,6 +7,7 @@ their tasks, and the real PostgreSQL and STOMP broker unless the environment nam
 from __future__ import annotations
 
 import os
+import tempfile
 
 from dovecote import checkout
 from tests.services import DEFAULT_REDIS_URL, DEFAULT_STOMP_URL
@@ -19,6 +20,8 @@ os.environ["CELERY_BROKER_URL"] = os.environ.get("TEST_REDIS_URL") or DEFAULT_RE
 os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
 # The test client and live servers speak plain HTTP (tests/test_production_settings.py checks the defaults).
 os.environ.setdefault("DOVECOTE_HTTPS", "false")
+# The archive goes to a temporary folder, never the checkout's var/archive (tests/test_archive*.py set their own).
+os.environ.setdefault("DOVECOTE_ARCHIVE_URL", os.path.join(tempfile.gettempdir(), "dovecote-test-archive"))
 
 from dovecote.settings import *  # noqa: E402, F403 - after the environment is set up above
 
@@ -27,8 +30,9 @@ from dovecote.settings import *  # noqa: E402, F403 - after the environment is s
 if run_name := os.environ.get("TEST_RUN_NAME"):
     DATABASES["default"]["TEST"] = {"NAME": f"test_dovecote_{run_name}"}  # noqa: F405
 
-# The hourly report run starts a Spark JVM: never from the workers the suite starts.
-CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.items() if name != "run-reports"}  # noqa: F405
+# The hourly report and archive runs start a Spark JVM: never from the workers the suite starts.
+CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.items()  # noqa: F405
+                        if name not in {"run-reports", "archive"}}
 
 # Every reply of the API is held to its OpenAPI schema (tests/schema_validation.py); outermost, so it
 # sees the replies other middleware makes (413, 429) too.

@@ -35,6 +35,10 @@ ROWS = [
     "redelivery timing error",
     "broker reconnects",
     "Spark report, full run",
+    "archive: `manage.py archive`",
+    "the log tables with their indexes before / after",
+    "a publish's database transaction every 20 ms during the run",
+    "the longest batch's delete transaction",
     "broker failover: SIGKILL of the Artemis primary",
     "sends confirmed over the failover",
 ]

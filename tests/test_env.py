@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from dovecote.env import ConfigError, env_bool, env_int, env_url
+from dovecote.env import ConfigError, env_bool, env_duration, env_int, env_url
 
 
 def test_bad_booleans_and_integers_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,6 +23,13 @@ def test_an_integer_below_its_minimum_is_refused(monkeypatch: pytest.MonkeyPatch
         env_int("X_NUM", 1, minimum=0)
 
 
+@pytest.mark.parametrize(("value", "seconds"), [("7d", 7 * 86400), ("36h", 36 * 3600), ("90m", 5400),
+                                               ("3600s", 3600), (" 2D ", 2 * 86400)])
+def test_a_duration_is_read_in_seconds(monkeypatch: pytest.MonkeyPatch, value: str, seconds: int) -> None:
+    monkeypatch.setenv("X_SPAN", value)
+    assert env_duration("X_SPAN", "1d", minimum_s=60, maximum_s=10 * 86400) == seconds
+
+
 def test_a_url_with_the_wrong_scheme_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STOMP_URL", "amqp://guest@localhost")
     with pytest.raises(ConfigError, match="STOMP_URL='amqp://guest@localhost' must start with one of"):
@@ -35,6 +42,8 @@ def test_a_url_with_the_wrong_scheme_is_refused(monkeypatch: pytest.MonkeyPatch)
         ("DATABASE_URL", "mysql://root@localhost/x", "must be a postgres:// or postgresql:// URL"),
         ("STOMP_URL", "http://broker", "must start with one of"),
         ("DOVECOTE_LOG_LEVEL", "LOUD", "is not a log level"),
+        ("DOVECOTE_RETENTION", "a week", "is not a duration: a whole number and one of s, m, h, d"),
+        ("DOVECOTE_RETENTION", "30m", "must be between 3600 s and 315360000 s"),
     ],
 )
 def test_settings_fail_loudly_on_a_bad_value(variable: str, value: str, message: str) -> None:

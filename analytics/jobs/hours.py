@@ -77,6 +77,17 @@ class Scope:
         ) + ")"
 
 
+    def sql_overlaps(self, first: str, last: str) -> str:
+        """Return a WHERE condition selecting rows whose [first, last] span meets the scope (literals only)."""
+        if self.ranges is None:
+            return "TRUE"
+        if not self.ranges:
+            return "FALSE"
+        return "(" + " OR ".join(
+            f"({first} < '{end.isoformat()}' AND {last} >= '{start.isoformat()}')" for start, end in self.ranges
+        ) + ")"
+
+
 def merge_hours(hours: Iterable[datetime], max_ranges: int) -> list[Range]:
     """Merge hour starts into contiguous ranges, then close the smallest gaps until at most `max_ranges` remain."""
     ranges: list[Range] = []

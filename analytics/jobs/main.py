@@ -23,6 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from analytics.jobs import reports
+from analytics.jobs.archive import archived_inputs, with_archive
 from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.hours import UTC, Scope
 from analytics.jobs.session import LazySession
@@ -90,10 +91,13 @@ def plan(store: ReportStore, config: JobConfig, previous: Marks | None, window: 
 def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, run_id: int, scope: Scope) -> None:
     """Read the scope's log rows, compute every report and append it to its staging table."""
     ids = {name: store.id_range(name, scope) for name in INPUTS}
+    # The rows retention moved to the archive, beside those still in PostgreSQL (never the same row twice).
+    archived = archived_inputs(spark, store.archived_batches(scope),
+                               {name: scope.sql(column) for name, (_, column, _) in INPUTS.items()}) or {}
     # Each input feeds several reports: cache it, so the log is read once.
-    attempts = read_attempts(spark, config, scope, ids["attempts"]).cache()
-    sends = read_sends(spark, config, scope, ids["sends"]).cache()
-    expiries = read_expiries(spark, config, scope, ids["expiries"])
+    attempts = with_archive(read_attempts(spark, config, scope, ids["attempts"]), archived.get("attempts")).cache()
+    sends = with_archive(read_sends(spark, config, scope, ids["sends"]), archived.get("sends")).cache()
+    expiries = with_archive(read_expiries(spark, config, scope, ids["expiries"]), archived.get("expiries"))
     outputs = [
         reports.hourly(attempts, sends, expiries),
         reports.latency(attempts, config.percentile_accuracy,

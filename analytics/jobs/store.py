@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -55,6 +55,18 @@ class Marks:
     max_send_id: int
     max_attempt_id: int
     max_delivery_id: int
+
+
+@dataclass(frozen=True)
+class ArchivedBatch:
+    """A done archive batch: its rows are under `{url}/{dataset}/date={date}/batch={id}`."""
+
+    url: str
+    id: int
+    date: date
+
+    def path(self, dataset: str) -> str:
+        return f"{self.url.rstrip('/')}/{dataset}/date={self.date.isoformat()}/batch={self.id}"
 
 
 @dataclass(frozen=True)
@@ -220,6 +232,12 @@ class ReportStore:
         low, high, rows = self.one(
             f"SELECT min(id), max(id), count(*) FROM {table} WHERE {condition} AND {scope.sql(column)}")
         return None if low is None else IdRange(low, high, rows)
+
+    def archived_batches(self, scope: Scope) -> list[ArchivedBatch]:
+        """Return the archive's done batches (their rows left PostgreSQL) with rows in the scope's hours."""
+        rows = self.execute(f"SELECT url, id, date FROM archive_batches WHERE status = 'done' "
+                            f"AND {scope.sql_overlaps('first_at', 'last_at')} ORDER BY id").fetchall()
+        return [ArchivedBatch(*row) for row in rows]
 
     # ---- the swap ------------------------------------------------------------------------------
 

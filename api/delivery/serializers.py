@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from analytics.models import ArchivedMessage
 from delivery.models import Delivery, DeliveryAttempt, Message
 from dovecote.inputs import BodySerializer
 
@@ -84,6 +85,28 @@ class MessageDetailSerializer(serializers.ModelSerializer):
         model = Message
         fields = ["message_id", "correlation_id", "room", "event_type", "event_version", "payload",
                   "idempotency_key", "ordering_key", "created_at", "expires_at", "destinations"]
+
+
+class ArchiveLocationSerializer(serializers.Serializer):
+    messages = serializers.CharField(help_text="The Parquet folder of the message's row.")
+    deliveries = serializers.CharField()
+    attempts = serializers.CharField()
+    sends = serializers.CharField()
+
+
+class ArchivedMessageSerializer(serializers.Serializer):
+    """What is left in PostgreSQL of a message retention moved to the archive (docs/analytics.md)."""
+
+    message_id = serializers.UUIDField()
+    room = serializers.IntegerField(source="room_id")
+    status = serializers.CharField(default="archived", help_text="Always `archived`.")
+    archived_at = serializers.DateTimeField()
+    archive_batch = serializers.IntegerField(source="batch_id", help_text="The archive batch that moved it.")
+    archive_location = serializers.SerializerMethodField(
+        help_text="Where its rows are: one Parquet folder per table, under DOVECOTE_ARCHIVE_URL.")
+
+    def get_archive_location(self, archived: ArchivedMessage) -> dict[str, str]:
+        return {name: archived.location(name) for name in ("messages", "deliveries", "attempts", "sends")}
 
 
 class PullSerializer(BodySerializer):

@@ -12,13 +12,14 @@ from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.http import http_date
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from opentelemetry.trace import INVALID_SPAN, Span, SpanKind
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from analytics.models import ArchivedMessage
 from api.auth import (
     api_key,
     cached_room,
@@ -28,6 +29,7 @@ from api.auth import (
 )
 from api.delivery.serializers import (
     AckSerializer,
+    ArchivedMessageSerializer,
     BatchPublishSerializer,
     BatchReplySerializer,
     DeadLetterActionReplySerializer,
@@ -222,17 +224,27 @@ class MessageLogView(generics.ListAPIView):
 
 
 class MessageDetailView(APIView):
-    @extend_schema(responses={200: MessageDetailSerializer, **error_responses(403, 404)})
+    @extend_schema(responses={200: MessageDetailSerializer, 410: OpenApiResponse(
+                       ArchivedMessageSerializer, description="Retention moved the message to the archive: "
+                                                              "when, and where its rows are."),
+                   **error_responses(403, 404)})
     def get(self, request: Request, message_id: uuid.UUID) -> Response:
         timeline = Prefetch("deliveries__attempt_log", queryset=DeliveryAttempt.objects.order_by("started_at", "id"))
-        message = get_object_or_404(
-            Message.objects.select_related("room").prefetch_related(
-                Prefetch("deliveries", queryset=Delivery.objects.order_by("pk")), timeline
-            ),
-            pk=message_id,
-        )
+        message = (Message.objects.select_related("room").prefetch_related(
+            Prefetch("deliveries", queryset=Delivery.objects.order_by("pk")), timeline
+        ).filter(pk=message_id).first())
+        if message is None:
+            return archived_message(request, message_id)
         check_room_access(request, message.room)
         return Response(MessageDetailSerializer(message).data)
+
+
+def archived_message(request: Request, message_id: uuid.UUID) -> Response:
+    """Answer 410 with where an archived message went (404 if it never was here), to a key with rights on its room."""
+    archived = get_object_or_404(ArchivedMessage.objects.select_related("batch"), pk=message_id)
+    if not api_key(request).can_use_room(archived.room_id):
+        raise exceptions.PermissionDenied(f"this API key has no rights on room {archived.room_id}")
+    return Response(ArchivedMessageSerializer(archived).data, status=status.HTTP_410_GONE)
 
 
 class RepublishView(APIView):

@@ -18,10 +18,12 @@ from rooms.rules import (
     MAX_DISABLE_AFTER_S,
     MAX_MULTIPLIER,
     MAX_PROBE_DELAY_MS,
+    MAX_RETENTION_MS,
     MAX_SPAN_MS,
     MIN_BREAKER_WINDOW_S,
     MIN_DISABLE_AFTER_S,
     MIN_PROBE_DELAY_MS,
+    MIN_RETENTION_MS,
     cap_below_delay,
     event_type_quota_problem,
 )
@@ -107,6 +109,12 @@ class RoomSerializer(BodyModelSerializer):
     max_delivery_delay_ms = cap_ms_field(
         required=False, help_text="Cap on the redelivery delay, at least delivery_delay_ms; null: no cap."
     )
+    retention_ms = serializers.IntegerField(
+        min_value=MIN_RETENTION_MS, max_value=MAX_RETENTION_MS, allow_null=True, required=False,
+        help_text=(f"How long settled messages stay in PostgreSQL before they move to the archive, in ms, "
+                   f"{MIN_RETENTION_MS} (1 hour) to {MAX_RETENTION_MS} (3650 days); null: the default "
+                   f"(DOVECOTE_RETENTION, 7 days unless set)."),
+    )
     breaker_failure_threshold = breaker_field("breaker_failure_threshold", required=False)
     breaker_failure_ratio = breaker_field("breaker_failure_ratio", required=False)
     breaker_window_s = breaker_field("breaker_window_s", required=False)
@@ -116,8 +124,8 @@ class RoomSerializer(BodyModelSerializer):
     class Meta:
         model = Room
         fields = ["id", "name", "description", "message_expiration_ms", "delivery_delay_ms",
-                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", *BREAKER_FIELDS,
-                  "address", "created_at", "updated_at"]
+                  "delivery_delay_multiplier", "delivery_attempts", "max_delivery_delay_ms", "retention_ms",
+                  *BREAKER_FIELDS, "address", "created_at", "updated_at"]
         read_only_fields = ["id", "created_at", "updated_at"]
         extra_kwargs = {"name": {"validators": []}}  # a taken name is a 409 (see validate), not a 400
 

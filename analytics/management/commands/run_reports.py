@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import signal
+import threading
 from datetime import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -10,6 +13,9 @@ from django.utils.dateparse import parse_datetime
 from analytics import runner
 from analytics.jobs.hours import UTC
 from analytics.jobs.store import RunInProgress
+
+FOLLOW_EVERY_S = 30.0
+log = logging.getLogger("dovecote.analytics")
 
 
 def moment(text: str) -> datetime:
@@ -28,9 +34,21 @@ class Command(BaseCommand):
         parser.add_argument("--until", type=moment, help="recompute every hour before this time")
         parser.add_argument("--master", help="Spark master URL (default DOVECOTE_SPARK_MASTER, local[*])")
         parser.add_argument("--full", action="store_true", help="every hour, not only those changed")
+        parser.add_argument("--follow", action="store_true",
+                            help="keep one Spark session and refresh the changed hours every --every seconds "
+                                 "until SIGTERM or Ctrl-C")
+        parser.add_argument("--every", type=float, default=FOLLOW_EVERY_S,
+                            help=f"seconds between two refreshes with --follow (default {FOLLOW_EVERY_S:g})")
 
     def handle(self, *args: object, since: datetime | None, until: datetime | None, master: str | None,
-               full: bool, **options: object) -> None:
+               full: bool, follow: bool, every: float, **options: object) -> None:
+        if follow:
+            if since or until or full:
+                raise CommandError("--follow refreshes the changed hours: it takes no --since, --until or --full")
+            if every <= 0:
+                raise CommandError(f"--every must be a number of seconds above 0, not {every:g}")
+            self.follow(every, master)
+            return
         try:
             summary = runner.run_reports(since=since, until=until, full=full, master=master)
         except RunInProgress as busy:
@@ -39,3 +57,16 @@ class Command(BaseCommand):
         except Exception as error:
             raise CommandError(f"report run failed: {type(error).__name__}: {error}") from error
         self.stdout.write(str(summary))
+
+    def follow(self, every: float, master: str | None) -> None:
+        """Refresh until SIGTERM or SIGINT, which end the loop once the refresh under way is published."""
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        if not runner.reports_supported():  # the embedded demo (SQLite): idle, so `make run` keeps going
+            log.warning("not following: the report jobs read PostgreSQL over JDBC (set DATABASE_URL)")
+            stop.wait()
+            return
+        log.info("following: refreshing the changed hours every %g s", every)
+        runner.follow_reports(every, stop, master=master)
+        log.info("stopped following")

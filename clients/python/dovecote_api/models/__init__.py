@@ -3,6 +3,8 @@
 from .ack_failure import AckFailure
 from .ack_request import AckRequest
 from .action_enum import ActionEnum
+from .archived_message import ArchivedMessage
+from .archived_message_archive_location import ArchivedMessageArchiveLocation
 from .attempt import Attempt
 from .batch_publish_request import BatchPublishRequest
 from .batch_reply import BatchReply
@@ -84,6 +86,8 @@ __all__ = (
     "AckFailure",
     "AckRequest",
     "ActionEnum",
+    "ArchivedMessage",
+    "ArchivedMessageArchiveLocation",
     "Attempt",
     "BatchPublishRequest",
     "BatchReply",

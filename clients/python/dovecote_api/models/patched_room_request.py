@@ -24,6 +24,9 @@ class PatchedRoomRequest:
     """ Redeliveries after the first attempt; 0: none. """
     max_delivery_delay_ms: int | None | Unset = UNSET
     """ Cap on the redelivery delay, at least delivery_delay_ms; null: no cap. """
+    retention_ms: int | None | Unset = UNSET
+    """ How long settled messages stay in PostgreSQL before they move to the archive, in ms, 3600000 (1 hour) to
+    315360000000 (3650 days); null: the default (DOVECOTE_RETENTION, 7 days unless set). """
     breaker_failure_threshold: int | Unset = UNSET
     """ Consecutive failed attempts that open the breaker; 0: never on this rule. """
     breaker_failure_ratio: float | Unset = UNSET
@@ -59,6 +62,12 @@ class PatchedRoomRequest:
         else:
             max_delivery_delay_ms = self.max_delivery_delay_ms
 
+        retention_ms: int | None | Unset
+        if isinstance(self.retention_ms, Unset):
+            retention_ms = UNSET
+        else:
+            retention_ms = self.retention_ms
+
         breaker_failure_threshold = self.breaker_failure_threshold
 
         breaker_failure_ratio = self.breaker_failure_ratio
@@ -86,6 +95,8 @@ class PatchedRoomRequest:
             field_dict["delivery_attempts"] = delivery_attempts
         if max_delivery_delay_ms is not UNSET:
             field_dict["max_delivery_delay_ms"] = max_delivery_delay_ms
+        if retention_ms is not UNSET:
+            field_dict["retention_ms"] = retention_ms
         if breaker_failure_threshold is not UNSET:
             field_dict["breaker_failure_threshold"] = breaker_failure_threshold
         if breaker_failure_ratio is not UNSET:
@@ -130,6 +141,15 @@ class PatchedRoomRequest:
 
         max_delivery_delay_ms = _parse_max_delivery_delay_ms(d.pop("max_delivery_delay_ms", UNSET))
 
+        def _parse_retention_ms(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        retention_ms = _parse_retention_ms(d.pop("retention_ms", UNSET))
+
         breaker_failure_threshold = d.pop("breaker_failure_threshold", UNSET)
 
         breaker_failure_ratio = d.pop("breaker_failure_ratio", UNSET)
@@ -148,6 +168,7 @@ class PatchedRoomRequest:
             delivery_delay_multiplier=delivery_delay_multiplier,
             delivery_attempts=delivery_attempts,
             max_delivery_delay_ms=max_delivery_delay_ms,
+            retention_ms=retention_ms,
             breaker_failure_threshold=breaker_failure_threshold,
             breaker_failure_ratio=breaker_failure_ratio,
             breaker_window_s=breaker_window_s,

@@ -7,6 +7,7 @@ import httpx
 
 from ... import errors
 from ...client import AuthenticatedClient, Client
+from ...models.archived_message import ArchivedMessage
 from ...models.error import Error
 from ...models.message_detail import MessageDetail
 from ...types import Response
@@ -26,7 +27,9 @@ def _get_kwargs(
     return _kwargs
 
 
-def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Error | MessageDetail | None:
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ArchivedMessage | Error | MessageDetail | None:
     if response.status_code == 200:
         response_200 = MessageDetail.from_dict(response.json())
 
@@ -47,6 +50,11 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_404
 
+    if response.status_code == 410:
+        response_410 = ArchivedMessage.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 413:
         response_413 = Error.from_dict(response.json())
 
@@ -65,7 +73,7 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Error | MessageDetail]:
+) -> Response[ArchivedMessage | Error | MessageDetail]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -78,7 +86,7 @@ def sync_detailed(
     message_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Response[Error | MessageDetail]:
+) -> Response[ArchivedMessage | Error | MessageDetail]:
     """
     Args:
         message_id (UUID):
@@ -88,7 +96,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | MessageDetail]
+        Response[ArchivedMessage | Error | MessageDetail]
     """
 
     kwargs = _get_kwargs(
@@ -106,7 +114,7 @@ def sync(
     message_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Error | MessageDetail | None:
+) -> ArchivedMessage | Error | MessageDetail | None:
     """
     Args:
         message_id (UUID):
@@ -116,7 +124,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | MessageDetail
+        ArchivedMessage | Error | MessageDetail
     """
 
     return sync_detailed(
@@ -129,7 +137,7 @@ async def asyncio_detailed(
     message_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Response[Error | MessageDetail]:
+) -> Response[ArchivedMessage | Error | MessageDetail]:
     """
     Args:
         message_id (UUID):
@@ -139,7 +147,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | MessageDetail]
+        Response[ArchivedMessage | Error | MessageDetail]
     """
 
     kwargs = _get_kwargs(
@@ -155,7 +163,7 @@ async def asyncio(
     message_id: UUID,
     *,
     client: AuthenticatedClient,
-) -> Error | MessageDetail | None:
+) -> ArchivedMessage | Error | MessageDetail | None:
     """
     Args:
         message_id (UUID):
@@ -165,7 +173,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | MessageDetail
+        ArchivedMessage | Error | MessageDetail
     """
 
     return (
