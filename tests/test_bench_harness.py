@@ -29,7 +29,7 @@ ROWS = [
     "at 200 msg/s: publish round trip",
     "at 500 msg/s: publish round trip",
     "at 10 msg/s",
-    "fan-out: 200 push subscriptions",
+    "fan-out: ",
     "fairness:",
     "worker RSS after the fairness run",
     "redelivery timing error",
