@@ -58,6 +58,7 @@ def bench_env() -> dict[str, str]:
         "CELERY_BROKER_URL": f"redis://127.0.0.1:6379/{BENCH_REDIS_DB}",
         "DOVECOTE_PUSH_ALLOW_HOSTS": "127.0.0.1",
         "DOVECOTE_API_RATE": "100000000/min",
+        "DOVECOTE_MAX_SUBSCRIPTIONS_PER_ROOM": "1000",  # the fan-out figure's 200 subscriptions share one room
         "DJANGO_SETTINGS_MODULE": "dovecote.settings",
         # bin/web and bin/worker find python and celery on PATH, as under `make run`.
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",

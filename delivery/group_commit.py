@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError, close_old_connections, connection, transaction
+from django.db import InterfaceError, OperationalError, connection, transaction
 
 log = logging.getLogger("delivery.group_commit")
 
@@ -46,6 +46,7 @@ class GroupCommit[Write, Result]:
         self._queue: queue.SimpleQueue[_Waiting[Write, Result]] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self._reconnect = False
 
     def commit(self, write: Write) -> Result:
         """Write `write` in a group's transaction and return its result once that transaction committed."""
@@ -58,6 +59,10 @@ class GroupCommit[Write, Result]:
         if waiting.error is not None:
             raise waiting.error
         return waiting.result  # type: ignore[return-value]
+
+    def reconnect(self) -> None:
+        """Have the committer thread open a new database connection for its next group (the settings changed)."""
+        self._reconnect = True
 
     def _start(self) -> None:
         if self._thread is None:
@@ -91,18 +96,21 @@ class GroupCommit[Write, Result]:
             waiting.done.set()
 
     def _commit(self, group: list[_Waiting[Write, Result]]) -> None:
+        if self._reconnect:
+            self._reconnect = False
+            connection.close()
         for tries_left in (1, 0):
             try:
                 with transaction.atomic():
                     results = self._apply([waiting.write for waiting in group])
                 break
-            except DatabaseError:
-                # A connection PostgreSQL closed while this thread was idle fails the first statement:
-                # open a new one and try once more. Anything else is the writes' own fault.
-                if tries_left and connection.connection is not None and not connection.is_usable():
-                    close_old_connections()
+            except (OperationalError, InterfaceError):
+                # A connection PostgreSQL dropped while this thread was idle fails the group's first statement:
+                # open a new one and try once more (a commit that did happen fails the retry on the messages'
+                # ids, so nothing is written twice). A database that stays down fails the group.
+                if not tries_left:
+                    raise
+                if connection.connection is None or not connection.is_usable():
                     connection.close()
-                    continue
-                raise
         for waiting, result in zip(group, results, strict=True):
             waiting.result = result

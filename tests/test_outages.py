@@ -10,6 +10,7 @@ import pytest
 from django.db import close_old_connections, connection
 from django.test import Client, override_settings
 
+from delivery.publish import COMMITTER
 from rooms.models import ApiKey
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.tcp_proxy import TcpProxy
@@ -33,15 +34,18 @@ def world():
 
 @pytest.fixture
 def database_through_proxy() -> Iterator[TcpProxy]:
-    """Point this thread's database connection at a TCP proxy in front of PostgreSQL, to cut it."""
+    """Point the database connections of this thread and of the publish group commit at a TCP proxy in front
+    of PostgreSQL, to cut them (the settings are shared: each thread's next connection goes through it)."""
     settings_dict = connection.settings_dict
     saved = settings_dict["HOST"], settings_dict["PORT"]
     proxy = TcpProxy((saved[0] or "127.0.0.1", int(saved[1] or 5432)))
     connection.close()
     settings_dict["HOST"], settings_dict["PORT"] = "127.0.0.1", proxy.port
+    COMMITTER.reconnect()
     yield proxy
     connection.close()
     settings_dict["HOST"], settings_dict["PORT"] = saved
+    COMMITTER.reconnect()
     proxy.close()
     connection.ensure_connection()
 
