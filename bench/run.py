@@ -308,7 +308,7 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> No
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
                 f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} "
-                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: granian 2×8 threads; "
+                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: granian 2×16 threads; "
                 f"bin/worker: "
                 f"one Celery worker, 8 threads and its push engine; bin/beat).\n\n{table}\n{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial

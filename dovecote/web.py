@@ -1,8 +1,10 @@
 """The web process (bin/web): granian serving api.wsgi, the same under `make run`, docker-compose and `make bench`.
 
-Two processes of eight threads each: a request spends much of its time waiting on PostgreSQL,
-Redis and the broker, and on two cores two processes use both (docs/benchmarks.md has the
-measurements). WEB_WORKERS and WEB_THREADS change them; HOST and PORT say where to listen.
+Two processes of sixteen threads each: a request spends much of its time waiting on PostgreSQL,
+Redis and the broker, on two cores two processes use both, and the more publishes wait together the
+more share a transaction (delivery/group_commit.py): 2 × 16 took 752 publishes/s where 2 × 8 took
+500, 2 × 32 698, 2 × 4 280, 3 × 8 458 and 1 × 64 508 (docs/benchmarks.md). WEB_WORKERS and
+WEB_THREADS change them; HOST and PORT say where to listen.
 granian's own log (to standard error) and its access log (WEB_ACCESS_LOG: `-` for standard output,
 a file, or empty for none) are written in DOVECOTE_LOG_FORMAT's format, one record per line, like
 every other line of Dovecote's processes. SIGTERM stops it gracefully: requests in flight are
@@ -60,7 +62,7 @@ def server() -> MPServer:
     return MPServer(  # worker processes (granian's Server on a Python with a GIL)
         APPLICATION, interface=Interfaces.WSGI, http=HTTPModes.http1,
         address=env_str("HOST", "127.0.0.1"), port=env_int("PORT", 8000, minimum=0, maximum=65535),
-        workers=env_int("WEB_WORKERS", 2, minimum=1), blocking_threads=env_int("WEB_THREADS", 8, minimum=1),
+        workers=env_int("WEB_WORKERS", 2, minimum=1), blocking_threads=env_int("WEB_THREADS", 16, minimum=1),
         http1_settings=HTTP1Settings(header_read_timeout=IDLE_SECONDS * 1000),
         log_dictconfig=log_config(env_str("DOVECOTE_LOG_FORMAT", "keyvalue"), access_log),
         log_access=bool(access_log), log_access_format=ACCESS_FORMAT,
