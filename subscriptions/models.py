@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -228,12 +229,14 @@ class Subscription(models.Model):
         """Hold this subscription's deliveries until it is resumed (what is published meanwhile is kept for it),
         saying who paused it, where and when (`by`: "by ann in the web UI"); a disabled one keeps the reason it
         was disabled."""
-        if self.status == self.Status.PAUSED:
-            return
-        if self.status == self.Status.ACTIVE:
-            self.status_reason = f"paused {by} on {timezone.now():%Y-%m-%d %H:%M:%S} UTC"
-        self.status = self.Status.PAUSED
-        self.save(update_fields=["status", "status_reason", "updated_at"])
+        def paused(status: str, reason: str) -> tuple[str, str] | None:
+            if status == self.Status.PAUSED:
+                return None
+            if status == self.Status.ACTIVE:
+                reason = f"paused {by} on {timezone.now():%Y-%m-%d %H:%M:%S} UTC"
+            return self.Status.PAUSED, reason
+
+        self.move_status(paused)
 
     def resume(self) -> None:
         """Make a paused or disabled subscription active again and forget why it stopped.
@@ -243,17 +246,35 @@ class Subscription(models.Model):
         if self.breaker_state == self.Breaker.OPEN:
             self.move_breaker(self.Breaker.HALF_OPEN, "the subscription was resumed: the next attempt probes",
                               now=timezone.now())
-        if self.is_active and not self.status_reason:
-            return
-        self.status = self.Status.ACTIVE
-        self.status_reason = ""
-        self.save(update_fields=["status", "status_reason", "updated_at"])
+        self.move_status(lambda status, reason: None if status == self.Status.ACTIVE and not reason
+                         else (self.Status.ACTIVE, ""))
 
     def disable(self, reason: str) -> None:
         """Hold deliveries until resumed (as a pause does), keeping the reason for the operator."""
-        self.status = self.Status.DISABLED
-        self.status_reason = reason
-        self.save(update_fields=["status", "status_reason", "updated_at"])
+        self.move_status(lambda status, was: None if (status, was) == (self.Status.DISABLED, reason)
+                         else (self.Status.DISABLED, reason))
+
+    def move_status(self, to: Callable[[str, str], tuple[str, str] | None]) -> bool:
+        """Move status and reason to what `to` makes of the row's, as a compare-and-set; False if nothing changed.
+
+        An operator's pause in the web process and a 410's disable in a worker can cross: a move that
+        finds the row changed since this instance read it reads it again and applies `to` to that, so
+        neither overwrites the other (a pause after a 410 keeps the 410's reason; a 410 after a pause
+        disables). Every move changes where events go (Room.routing_changed), as a save would.
+        """
+        for _ in range(STATUS_MOVE_TRIES):
+            target = to(self.status, self.status_reason)
+            if target is None:
+                return False
+            now = timezone.now()
+            moved = Subscription.objects.filter(pk=self.pk, status=self.status, status_reason=self.status_reason
+                                                ).update(status=target[0], status_reason=target[1], updated_at=now)
+            if moved:
+                (self.status, self.status_reason), self.updated_at = target, now
+                Room.routing_changed(self.room_id)
+                return True
+            self.refresh_from_db(fields=["status", "status_reason"])
+        raise RuntimeError(f"subscription {self.pk}'s status kept changing under {STATUS_MOVE_TRIES} moves")
 
     def record_error(self, error: str) -> None:
         """Keep the last delivery error where the UI can show it."""
@@ -334,6 +355,7 @@ SECRET_FIELDS = ("signing_secret", "previous_signing_secret", "previous_secret_u
 SHOWN_SECRET_CHARS = len("whsec_") + 4  # of a signing secret, where it is not shown in full
 # Fields a save may change without changing where its room's events go (the last error, per failure).
 NOT_ROUTING = frozenset({"last_error", "last_error_at"})
+STATUS_MOVE_TRIES = 10  # a status move that finds the row changed reads it again, at most this often
 
 
 def _first_set[T](override: T | None, default: T) -> T:
