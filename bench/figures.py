@@ -498,14 +498,18 @@ def report_database(env: dict[str, str], name: str, messages: int) -> tuple[dict
     return env, attempts
 
 
-def report_run(env: dict[str, str], log_dir: Path) -> ReportTimes:
-    """One full Spark run of the report jobs, then the same aggregates in PostgreSQL alone."""
+def report_run(env: dict[str, str], log_dir: Path, *, full: bool = True, postgres: bool = True) -> ReportTimes:
+    """One Spark run of the report jobs (full, or the hours changed since the last), then, with `postgres`, the
+    same aggregates in PostgreSQL alone (else 0)."""
     started = time.monotonic()
-    spark = Process("run_reports", [sys.executable, "manage.py", "run_reports", "--full"], env, log_dir)
+    spark = Process("run_reports", [sys.executable, "manage.py", "run_reports", *(["--full"] if full else [])], env,
+                    log_dir)
     if spark.popen.wait() != 0:
         raise RuntimeError(f"run_reports failed:\n{spark.log_path.read_text()[-3000:]}")
     spark_s = time.monotonic() - started
     spark.stop()
+    if not postgres:
+        return ReportTimes(spark_s, spark.peak_rss_kib / 1024, 0.0)
     started = time.monotonic()
     subprocess.run(["psql", env["DATABASE_URL"], "-q", "-v", "ON_ERROR_STOP=1", "-f", "docs/analytics-postgres.sql"],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)

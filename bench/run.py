@@ -254,7 +254,11 @@ def main() -> int:
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
     if "archive" in only:  # one run: retention over 30 days of history, the delivery stack stopped (Spark)
         archive_env = figures.archive_database(env, f"{BENCH_DB}_archive", n["archive_messages"], n["archive_days"])
+        all_in_postgres = figures.report_run(archive_env, log_dir)
         moved = figures.archive_run(archive_env, log_dir, idle_s=3 if quick else 30)
+        archived_env = {**archive_env, "DOVECOTE_ARCHIVE_URL": str(log_dir / "archive")}  # where archive_run wrote
+        from_archive = figures.report_run(archived_env, log_dir, postgres=False)
+        refresh = figures.report_run(archived_env, log_dir, full=False, postgres=False)
         rows.append(Row(f"archive: `manage.py archive` over {n['archive_messages']:,} generated messages spread "
                         f"over {n['archive_days']} days (retention 7 days), rows/s to Parquet and out of "
                         f"PostgreSQL (1 run)",
@@ -266,6 +270,13 @@ def main() -> int:
                         f"{moved.during_p99_ms:.1f}", f"{moved.idle_p99_ms:.1f} before the run"))
         rows.append(Row("  the longest batch's delete transaction (its rows locked), s (1 run)",
                         f"{moved.longest_transaction_s:.2f}", "—"))
+        rows.append(Row("  reports from the archive + the hot tail: `run_reports --full` after the run, wall s (1 run)",
+                        f"{from_archive.spark_s:.1f}",
+                        f"{all_in_postgres.postgres_s:.1f} s the same aggregates in PostgreSQL alone before the run "
+                        f"(docs/analytics-postgres.sql); {all_in_postgres.spark_s:.1f} s Spark with it all in "
+                        f"PostgreSQL", "≤ PostgreSQL alone"))
+        rows.append(Row("  an incremental refresh after it (`run_reports`: the hours changed since), wall s (1 run)",
+                        f"{refresh.spark_s:.1f}", "—", "≤ 20"))
     if "failover" in only:  # an Artemis pair of its own (tests/artemis_pair.py), the delivery stack stopped
         takeover = figures.broker_failover(log_dir / "artemis-pair")
         rows.append(Row("broker failover: SIGKILL of the Artemis primary → the backup live; → the first message "

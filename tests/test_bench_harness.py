@@ -39,6 +39,8 @@ ROWS = [
     "the log tables with their indexes before / after",
     "a publish's database transaction every 20 ms during the run",
     "the longest batch's delete transaction",
+    "reports from the archive + the hot tail",
+    "an incremental refresh after it",
     "broker failover: SIGKILL of the Artemis primary",
     "sends confirmed over the failover",
 ]
