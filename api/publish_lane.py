@@ -122,10 +122,8 @@ def take(wsgi_env: dict[str, Any], room_id: int, body: bytes, batch: bool) -> by
     if key is None or key_due_its_mark(key) or tracing.enabled():
         return None
     room = KNOWN.room_for(key, token, room_id)
-    if room is None or not within_key_rate(key.pk):
-        return None
-    items = plain_items(body, batch)
-    if items is None:
+    items = plain_items(body, batch) if room is not None else None
+    if room is None or items is None or not within_key_rate(key.pk):  # counted last: the view counts what it gets
         return None
     header_id = wsgi_env.get("HTTP_X_CORRELATION_ID", "")
     traceparent = tracing.valid_traceparent(wsgi_env.get("HTTP_TRACEPARENT"))
