@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -109,9 +110,9 @@ def store(room: Room, events: list[Event], *, only: Subscription | None = None,
     metrics.DELIVERIES_CREATED.labels(room_label).inc(len(deliveries) - unroutable)
     if unroutable:
         metrics.UNROUTABLE.labels(room_label).inc(unroutable)
+    routed = Counter(d.message_id for d in deliveries if d.status != Delivery.Status.UNROUTABLE)
     for message in fresh:
-        log.info("published to %d destinations", sum(1 for d in deliveries if d.message_id == message.id
-                                                        and d.status != Delivery.Status.UNROUTABLE),
+        log.info("published to %d destinations", routed[message.id],
                  extra={"correlation_id": message.correlation_id, "message_id": str(message.id)})
     return replies
 
