@@ -329,25 +329,35 @@ class Latency:
     stages_ms: dict[str, float] = field(default_factory=dict)  # the median of each step of a delivery
 
 
-def delivery_stages(room_id: int) -> dict[str, float]:
-    """Where a delivery's time went, from the rows' own timestamps (one clock, the stack's): the median of each step.
+def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) -> dict[str, float]:
+    """Where a delivery's time went: the median of each step, from the load tool's, the rows' and the receiver's clocks.
 
-    publish → receipt: the delivery row's creation (the publish) to the relay's record of the broker's
-    receipt; receipt → POST: to the first attempt's start (negative when the session took the frame
-    before the relay recorded its receipt); POST: the attempt's duration.
+    All are this machine's clocks: the load tool's and the receiver's monotonic times are turned into wall
+    time by one offset. request → row: the request's send to the message row's creation (the server's
+    queue, the request's checks); row → 202: the group commit and the answer; row → receipt: to the
+    broker's receipt for the delivery's frame (the relay); receipt → claim: the broker to the worker's
+    session and its claim of the attempt; claim → receiver: signing and the POST's way to the receiver.
     """
     from delivery.models import DeliveryAttempt, PublishedMessage
 
-    sends = dict(PublishedMessage.objects.filter(delivery__message__room_id=room_id, attempt=1)
-                 .values_list("delivery_id", "sent_at"))
+    wall = time.time() - time.monotonic()
+    by_message = {s[2]: s for s in sends if s[2]}
+    receipts = dict(PublishedMessage.objects.filter(delivery__message__room_id=room_id, attempt=1)
+                    .values_list("delivery_id", "sent_at"))
     rows = DeliveryAttempt.objects.filter(delivery__message__room_id=room_id, attempt=1).values_list(
-        "delivery_id", "delivery__created_at", "started_at", "duration_ms")
-    stages: dict[str, list[float]] = {"publish → receipt": [], "receipt → POST": [], "POST": []}
-    for delivery_id, created_at, started_at, duration_ms in rows:
-        if delivery_id in sends:
-            stages["publish → receipt"].append((sends[delivery_id] - created_at).total_seconds() * 1000)
-            stages["receipt → POST"].append((started_at - sends[delivery_id]).total_seconds() * 1000)
-        stages["POST"].append(float(duration_ms or 0))
+        "delivery_id", "delivery__message_id", "delivery__created_at", "started_at")
+    stages: dict[str, list[float]] = {name: [] for name in (
+        "request → row", "row → 202", "row → receipt", "receipt → claim", "claim → receiver")}
+    for delivery_id, message_id, created_at, started_at in rows:
+        created, started = created_at.timestamp(), started_at.timestamp()
+        if (send := by_message.get(str(message_id))) is not None:
+            stages["request → row"].append((created - (send[1] + wall)) * 1000)
+            stages["row → 202"].append((send[4] + wall - created) * 1000)
+        if delivery_id in receipts:
+            stages["row → receipt"].append((receipts[delivery_id].timestamp() - created) * 1000)
+            stages["receipt → claim"].append((started - receipts[delivery_id].timestamp()) * 1000)
+        if str(message_id) in arrived:
+            stages["claim → receiver"].append((arrived[str(message_id)] + wall - started) * 1000)
     return {name: statistics.median(values) for name, values in stages.items() if values}
 
 
@@ -377,7 +387,7 @@ def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: flo
     on_time = sum(1 for s in sends if s[1] - s[0] <= 0.010) / len(sends)
     round_trips = [(s[4] - s[1]) * 1000 for s in sends]
     return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends),
-                   percentile(round_trips, 99), delivery_stages(room_id))
+                   percentile(round_trips, 99), delivery_stages(room_id, sends, arrived))
 
 
 def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,

@@ -200,14 +200,15 @@ def main() -> int:
                 stages = {name: statistics.median(r.stages_ms.get(name, 0.0) for r in fast)
                           for name in fast[0].stages_ms}
                 rows.append(Row(f"  at {rate} msg/s: publish round trip (request → 202) p99 ms; median ms of each "
-                                "step (publish → broker receipt, receipt → POST starts, POST)",
+                                "step of a delivery (bench/figures.py delivery_stages)",
                                 f"{fmt(figures.summary([r.round_trip_p99_ms for r in fast]), digits=1)}",
                                 "; ".join(f"{name} {value:.1f}" for name, value in stages.items()),
                                 "round trip p99 < 20" if rate == 200 else ""))
             slow = figures.open_loop_latency(ctx, 10, 3 * n["latency_s"], quiet_s=n["quiet_s"])
             quiet = f"({3 * n['latency_s']} s, after {n['quiet_s']} s quiet)"
             rows.append(Row(f"  at 10 msg/s {quiet}, p50 / p99 ms (1 run)",
-                            f"{slow.p50_ms:.1f} / {slow.p99_ms:.1f}", f"{slow.on_time:.0%} left on time",
+                            f"{slow.p50_ms:.1f} / {slow.p99_ms:.1f}", f"{slow.on_time:.0%} left on time; "
+                            + "; ".join(f"{name} {value:.1f}" for name, value in slow.stages_ms.items()),
                             "p99 < 100"))
         if "fairness" in only:
             spread = repeat(runs, lambda: figures.fanout(ctx, n["fanout"], 0.1, n["fanout_publishes"], 0.5))

@@ -1,11 +1,14 @@
 """Group commit: the publishes a process is serving at the same moment share one transaction and one fsync.
 
-A publish hands its write to the process's committer thread and waits for the commit before it
-answers, so a 202 still means the message and its deliveries are in PostgreSQL. The committer takes
-every write waiting when it starts a transaction (up to `MAX_GROUP`): a lone publish is committed
-at once, alone, and under load a transaction carries as many publishes as arrived while the last
-one was being committed. If a group's transaction fails, each of its writes is tried again in a
-transaction of its own, so one publish's error (a bad row, a lost race) is that publish's alone.
+A publish waits for its group's commit before it answers, so a 202 still means the message and its
+deliveries are in PostgreSQL. There is no committer thread: the first publish to arrive when no group
+is being committed leads, committing on its own thread (and its own database connection) every write
+waiting at that moment (up to `MAX_GROUP`). Publishes that arrive meanwhile wait; when the leader's
+group has committed it hands the lead to the first of them, which commits all that arrived. So a lone
+publish is committed at once by its own thread, with no hand-off to another thread; under load a
+transaction carries as many publishes as arrived while the last one was being committed. If a group's
+transaction fails, each of its writes is tried again in a transaction of its own, so one publish's
+error (a bad row, a lost race) is that publish's alone.
 
 A publish made inside a transaction (a test's, or a caller that wants its own writes committed with
 the event) is written in that transaction, by the caller's thread: the group is then just itself.
@@ -14,72 +17,79 @@ the event) is written in that transaction, by the caller's thread: the group is 
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import InterfaceError, OperationalError, connection
 
 log = logging.getLogger("delivery.group_commit")
 
 MAX_GROUP = 200  # writes per transaction: bounds a transaction's time and the size of its statements
 
+
 @dataclass(eq=False)
 class _Waiting[Write, Result]:
     write: Write
-    done: threading.Event = field(default_factory=threading.Event)
+    woken: threading.Event = field(default_factory=threading.Event)  # committed, or handed the lead
+    finished: bool = False  # committed, or failed with `error`
     result: Result | None = None
     error: BaseException | None = None
 
 
 class GroupCommit[Write, Result]:
-    """A thread that runs `apply(writes)` for waiting writes, a group at a time, each group in one transaction.
+    """Run `apply(writes)` for concurrent callers' writes, a group at a time, each group in one transaction.
 
-    `apply` returns one result per write, in order; it runs inside `transaction.atomic()` and may
-    register `transaction.on_commit` callbacks (they run after the group commits).
+    `apply` writes and commits the group (in one transaction, or one statement) on the leading caller's
+    thread, outside any transaction, and returns one result per write, in order.
     """
 
     def __init__(self, name: str, apply: Callable[[Sequence[Write]], list[Result]]) -> None:
         self.name = name
         self._apply = apply
-        self._queue: queue.SimpleQueue[_Waiting[Write, Result]] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._reconnect = False
+        self._waiting: list[_Waiting[Write, Result]] = []  # in arrival order; the lead goes to the first
+        self._leading = False  # a caller is committing a group (or has been handed the lead)
+        self._generation = 0  # bumped by reconnect()
+        self._seen = threading.local()  # the generation this thread's connection was opened in
 
     def commit(self, write: Write) -> Result:
         """Write `write` in a group's transaction and return its result once that transaction committed."""
         if connection.in_atomic_block:  # the caller's transaction: it commits this write with its own
             return self._apply([write])[0]
         waiting: _Waiting[Write, Result] = _Waiting(write)
-        self._start()
-        self._queue.put(waiting)
-        waiting.done.wait()
+        with self._lock:
+            self._waiting.append(waiting)
+            leads = not self._leading
+            self._leading = True
+        if not leads:
+            waiting.woken.wait()
+        if not waiting.finished:  # led from the start, or handed the lead by the last leader
+            self._lead()
         if waiting.error is not None:
             raise waiting.error
         return waiting.result  # type: ignore[return-value]
 
+    def waiting(self) -> int:
+        """How many writes wait for a group (not counting the one being committed)."""
+        with self._lock:
+            return len(self._waiting)
+
     def reconnect(self) -> None:
-        """Have the committer thread open a new database connection for its next group (the settings changed)."""
-        self._reconnect = True
+        """Have every thread open a new database connection for the next group it leads (the settings changed)."""
+        self._generation += 1
 
-    def _start(self) -> None:
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-                    self._thread.start()
-
-    def _run(self) -> None:
-        while True:
-            group = [self._queue.get()]
-            while len(group) < MAX_GROUP:
-                try:
-                    group.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
+    def _lead(self) -> None:
+        with self._lock:
+            group, self._waiting = self._waiting[:MAX_GROUP], self._waiting[MAX_GROUP:]
+        try:
             self._commit_group(group)
+        finally:
+            with self._lock:
+                if self._waiting:
+                    self._waiting[0].woken.set()  # the lead passes to the first that arrived meanwhile
+                else:
+                    self._leading = False
 
     def _commit_group(self, group: list[_Waiting[Write, Result]]) -> None:
         try:
@@ -93,16 +103,16 @@ class GroupCommit[Write, Result]:
                     self._commit_group([waiting])
                 return
         for waiting in group:
-            waiting.done.set()
+            waiting.finished = True
+            waiting.woken.set()
 
     def _commit(self, group: list[_Waiting[Write, Result]]) -> None:
-        if self._reconnect:
-            self._reconnect = False
+        if getattr(self._seen, "generation", 0) != self._generation:
+            self._seen.generation = self._generation
             connection.close()
         for tries_left in (1, 0):
             try:
-                with transaction.atomic():
-                    results = self._apply([waiting.write for waiting in group])
+                results = self._apply([waiting.write for waiting in group])
                 break
             except (OperationalError, InterfaceError):
                 # A connection PostgreSQL dropped while this thread was idle fails the group's first statement:

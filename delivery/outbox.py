@@ -124,12 +124,15 @@ def next_frame(delivery: Delivery, now: datetime | None = None) -> OutgoingMessa
                             body=frames.envelope(delivery.message))
 
 
-def mark_queued(deliveries: Iterable[Delivery]) -> None:
-    """Record confirmed sends of pending deliveries: pending → queued, and one published_messages row each."""
+def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = None) -> None:
+    """Record confirmed sends of pending deliveries: pending → queued, and one published_messages row each.
+
+    `confirmed_at` (default: now) is when the broker's receipts came: each send row's `sent_at`.
+    """
     deliveries = list(deliveries)
     if not deliveries:
         return
-    now = timezone.now()
+    now = confirmed_at or timezone.now()
     with transaction.atomic():
         Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).mark_queued(now)
         rows.insert_sends([
@@ -206,7 +209,7 @@ class OutboxRelay:
 
     def __init__(self) -> None:
         self._queue: queue.SimpleQueue[Delivery] = queue.SimpleQueue()
-        self._confirmed: queue.SimpleQueue[tuple[list[Delivery], int]] = queue.SimpleQueue()
+        self._confirmed: queue.SimpleQueue[tuple[list[Delivery], int, datetime]] = queue.SimpleQueue()
         self._unfinished = 0  # deliveries submitted and not yet recorded (or given up to the sweeper)
         self._idle = threading.Condition()
         threading.Thread(target=self._send, name="outbox-relay", daemon=True).start()
@@ -236,15 +239,15 @@ class OutboxRelay:
                 confirmed = [delivery for delivery, _ in send_frames(batch)]
             except Exception:
                 log.exception("outbox relay: batch of %d failed; the sweeper will send them", len(batch))
-            self._confirmed.put((confirmed, len(batch)))
+            self._confirmed.put((confirmed, len(batch), timezone.now()))
 
     def _record(self) -> None:
         while True:
-            confirmed, count = self._confirmed.get()
+            confirmed, count, confirmed_at = self._confirmed.get()
             try:
                 if confirmed:
                     close_old_connections()
-                    mark_queued(confirmed)
+                    mark_queued(confirmed, confirmed_at)
                     for listener in _queued_listeners:
                         listener(confirmed)
             except Exception:

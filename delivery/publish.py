@@ -6,6 +6,7 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -191,51 +192,85 @@ def new_message(room: Room, event: Event, now: datetime) -> Message:
 
 
 def write_group(writes: Sequence[StoreWrite]) -> list[Stored | None]:
-    """Write the rows of every publish of a group, in the group's transaction: None for a stale one.
+    """Write the rows of every publish of a group and commit them: None for a stale one.
 
-    Every new message of the group is one INSERT, and every delivery one more; idempotency keys are
-    claimed one by one (a key's row lock orders concurrent publishes with the same key).
+    Every new message and delivery of the group is one statement that also verifies each publish's
+    cached key and room (`write_rows`), committed on its own: the group's one round trip. A group that
+    claims idempotency keys or has ordered deliveries takes row locks first, so all of it is then one
+    transaction (as everything is on SQLite). When a check no longer holds, nothing is written: the stale
+    publishes are found (stale_checks) and the group is written again without them.
     """
-    stale = stale_checks([write.checked for write in writes if write.checked is not None])
-    outcomes: list[tuple[list[Message], dict[int, Published]] | None] = []
-    new_messages: list[Message] = []
-    new_deliveries: list[Delivery] = []
-    claimed: list[tuple[Message, IdempotencyKey]] = []
-    first_with_key: dict[tuple[int, str], tuple[Message, list[Delivery]]] = {}
-    for write in writes:
-        if write.checked is not None and write.checked in stale:
-            outcomes.append(None)
-            continue
-        fresh: list[Message] = []
-        answers: dict[int, Published] = {}  # index -> the reply of the key's earlier message
-        for index, (event, message) in enumerate(zip(write.events, write.messages, strict=True)):
-            key = event.idempotency_key
-            if key and (write.room.pk, key) in first_with_key:  # the same key earlier in this group
-                answers[index] = published_reply(*first_with_key[(write.room.pk, key)])
+    stale: set[Checked] = set()
+    while True:
+        try:
+            return _write_group(writes, stale)
+        except _StaleGroup:
+            found = stale_checks([write.checked for write in writes if write.checked is not None])
+            if found <= stale:  # the statement and stale_checks disagree: a bug, never a loop
+                raise RuntimeError("a publish's cached key or room failed its check in the group's statement only") from None
+            stale = found
+
+
+class _StaleGroup(Exception):
+    """A publish's cached key or room changed: nothing of the group was written."""
+
+
+def _write_group(writes: Sequence[StoreWrite], stale: set[Checked]) -> list[Stored | None]:
+    one_statement = connection.vendor == "postgresql" and not any(
+        event.idempotency_key for write in writes for event in write.events) and not any(
+        delivery.ordering_key for write in writes for deliveries in write.deliveries for delivery in deliveries)
+    with nullcontext() if one_statement else transaction.atomic():
+        outcomes: list[tuple[list[Message], dict[int, Published]] | None] = []
+        new_messages: list[Message] = []
+        new_deliveries: list[Delivery] = []
+        claimed: list[tuple[Message, IdempotencyKey]] = []
+        first_with_key: dict[tuple[int, str], tuple[Message, list[Delivery]]] = {}
+        for write in writes:
+            if write.checked is not None and write.checked in stale:
+                outcomes.append(None)
                 continue
-            earlier, record = claim_idempotency_key(write.room, key, write.now)
-            if earlier is not None:
-                answers[index] = published_reply(earlier, earlier.deliveries.order_by("pk"))
-                continue
-            if key:
-                first_with_key[(write.room.pk, key)] = (message, write.deliveries[index])
-            if record is not None:
-                claimed.append((message, record))
-            fresh.append(message)
-            new_messages.append(message)
-            new_deliveries.extend(write.deliveries[index])
-        outcomes.append((fresh, answers))
-    rows.insert_messages(new_messages)
-    sequencing.hold_behind(new_deliveries)
-    rows.insert_deliveries(new_deliveries)
-    created = new_deliveries
-    for message, record in claimed:
-        record.message = message
-        record.save(update_fields=["message", "created_at"])
-    sendable = [d for d in created if d.status == Delivery.Status.PENDING]
-    transaction.on_commit(lambda: relay().submit(sendable))
+            fresh: list[Message] = []
+            answers: dict[int, Published] = {}  # index -> the reply of the key's earlier message
+            for index, (event, message) in enumerate(zip(write.events, write.messages, strict=True)):
+                key = event.idempotency_key
+                if key and (write.room.pk, key) in first_with_key:  # the same key earlier in this group
+                    answers[index] = published_reply(*first_with_key[(write.room.pk, key)])
+                    continue
+                earlier, record = claim_idempotency_key(write.room, key, write.now)
+                if earlier is not None:
+                    answers[index] = published_reply(earlier, earlier.deliveries.order_by("pk"))
+                    continue
+                if key:
+                    first_with_key[(write.room.pk, key)] = (message, write.deliveries[index])
+                if record is not None:
+                    claimed.append((message, record))
+                fresh.append(message)
+                new_messages.append(message)
+                new_deliveries.extend(write.deliveries[index])
+            outcomes.append((fresh, answers))
+        sequencing.hold_behind(new_deliveries)
+        checks = [write.checked for write in writes if write.checked is not None and write.checked not in stale]
+        if not write_rows(new_messages, new_deliveries, checks):
+            raise _StaleGroup  # rolls back the group's transaction, if it has one
+        for message, record in claimed:
+            record.message = message
+            record.save(update_fields=["message", "created_at"])
+        sendable = [d for d in new_deliveries if d.status == Delivery.Status.PENDING]
+        transaction.on_commit(lambda: relay().submit(sendable))  # at once, in autocommit
     return [None if outcome is None else stored_reply(write, *outcome)
             for write, outcome in zip(writes, outcomes, strict=True)]
+
+
+def write_rows(messages: list[Message], deliveries: list[Delivery], checks: list[Checked]) -> bool:
+    """Insert the messages and deliveries if every check still holds; False, with nothing written, if one does not."""
+    if messages and connection.vendor == "postgresql":
+        return rows.insert_checked(messages, deliveries, [
+            (c.room_id, c.routing_version, c.room_updated_at, c.key_id, c.key_is_admin) for c in checks])
+    if stale_checks(checks):  # SQLite (the embedded demo), or a group of idempotent replays only
+        return False
+    rows.insert_messages(messages)
+    rows.insert_deliveries(deliveries)
+    return True
 
 
 def stored_reply(write: StoreWrite, fresh: list[Message], answers: dict[int, Published]) -> Stored:

@@ -10,12 +10,14 @@ array. Elsewhere (SQLite, the embedded demo) they are bulk_create.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from functools import cache
 
 from django.db import connection, models
 from django.db.models import Model
 
 from delivery.models import Delivery, Message, PublishedMessage
+from rooms.models import ApiKey, Room
 
 
 def insert_messages(messages: Sequence[Message]) -> None:
@@ -31,6 +33,35 @@ def insert_sends(sends: Sequence[PublishedMessage]) -> None:
     _insert(PublishedMessage, sends)
 
 
+# What a publish was checked against, from a process's caches: room id, routing version, room updated_at,
+# API key id, whether the key is an admin key (delivery.publish.Checked).
+Check = tuple[int, int, datetime, int, bool]
+
+
+def insert_checked(messages: Sequence[Message], deliveries: Sequence[Delivery], checks: Sequence[Check]) -> bool:
+    """Insert messages and their deliveries in one statement if every check still holds; False (nothing written) if not.
+
+    PostgreSQL only (delivery.publish falls back to its query and two inserts elsewhere). A check holds
+    when its room still has that routing version and updated_at, its key is not revoked, and the key
+    is an admin key or still names the room. Every message has at least one delivery row, so the
+    statement returns no id exactly when it wrote nothing.
+    """
+    sql, message_fields, delivery_fields = _checked_statement()
+    _stamp(messages, message_fields)
+    _stamp(deliveries, delivery_fields)
+    params = [*(list(column) for column in zip(*checks, strict=True))] if checks else [[], [], [], [], []]
+    params += _columns(messages, message_fields) + _columns(deliveries, delivery_fields)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        ids = cursor.fetchall()
+    if not ids:
+        return False
+    for row, (new_id,) in zip(deliveries, ids, strict=True):
+        row.pk = new_id
+    _added([*messages, *deliveries])
+    return True
+
+
 def _insert(model: type[Model], rows: Sequence[Model]) -> None:
     if not rows:
         return
@@ -38,20 +69,56 @@ def _insert(model: type[Model], rows: Sequence[Model]) -> None:
         model._default_manager.bulk_create(rows)
         return
     sql, fields, returns_id = _statement(model)
-    for row in rows:
-        for field in fields:
-            if isinstance(field, models.DateTimeField) and field.auto_now:
-                field.pre_save(row, add=True)  # updated_at: as the ORM sets it
-    columns = [[field.get_db_prep_save(getattr(row, field.attname), connection) for row in rows] for field in fields]
+    _stamp(rows, fields)
     with connection.cursor() as cursor:
-        cursor.execute(sql, columns)
+        cursor.execute(sql, _columns(rows, fields))
         if returns_id:
             pk = model._meta.pk.attname
             for row, (new_id,) in zip(rows, cursor.fetchall(), strict=True):
                 setattr(row, pk, new_id)
+    _added(rows)
+
+
+def _stamp(rows: Sequence[Model], fields: list[models.Field]) -> None:
+    for row in rows:
+        for field in fields:
+            if isinstance(field, models.DateTimeField) and field.auto_now:
+                field.pre_save(row, add=True)  # updated_at: as the ORM sets it
+
+
+def _columns(rows: Sequence[Model], fields: list[models.Field]) -> list[list[object]]:
+    return [[field.get_db_prep_save(getattr(row, field.attname), connection) for row in rows] for field in fields]
+
+
+def _added(rows: Sequence[Model]) -> None:
     for row in rows:
         row._state.adding = False
         row._state.db = connection.alias
+
+
+@cache
+def _checked_statement() -> tuple[str, list[models.Field], list[models.Field]]:
+    """insert_checked's statement: the checks, then both inserts, each on the checks' verdict."""
+    quote = connection.ops.quote_name
+    message_sql, message_fields, _ = _statement(Message)
+    delivery_sql, delivery_fields, _ = _statement(Delivery)
+    types = [Room._meta.pk.db_type(connection), Room._meta.get_field("routing_version").db_type(connection),
+             Room._meta.get_field("updated_at").db_type(connection), ApiKey._meta.pk.db_type(connection), "boolean"]
+    checks = ", ".join(f"%s::{kind}[]" for kind in types)
+    rooms, keys, grants = Room._meta.db_table, ApiKey._meta.db_table, ApiKey.rooms.through._meta.db_table
+    fresh = (
+        f"SELECT coalesce(bool_and("
+        f"EXISTS (SELECT 1 FROM {rooms} r WHERE r.id = c.room AND r.routing_version = c.version "
+        f"AND r.{quote('updated_at')} = c.updated) "
+        f"AND EXISTS (SELECT 1 FROM {keys} k WHERE k.id = c.key AND k.revoked_at IS NULL) "
+        f"AND (c.admin OR EXISTS (SELECT 1 FROM {grants} g WHERE g.apikey_id = c.key AND g.room_id = c.room))"
+        f"), true) AS ok FROM unnest({checks}) AS c(room, version, updated, key, admin)"
+    )
+    holds = " WHERE (SELECT ok FROM fresh)"
+    insert_messages = message_sql + holds
+    insert_deliveries = delivery_sql.replace(" RETURNING ", holds + " RETURNING ")
+    return (f"WITH fresh AS ({fresh}), messages AS ({insert_messages}) {insert_deliveries}",
+            message_fields, delivery_fields)
 
 
 @cache

@@ -1,5 +1,5 @@
 """The group commit (delivery/group_commit.py): writes that wait while a group commits share the next transaction,
-each caller returns after its own commit, and a write that fails fails alone."""
+committed by one of their callers' threads; each caller returns after its own commit; a write that fails fails alone."""
 
 from __future__ import annotations
 
@@ -17,21 +17,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 class Writes:
-    """An `apply` that creates a room per write and answers its transaction's id; "fail…" rooms raise."""
+    """An `apply` that creates a room per write in one transaction and answers its id; "fail…" rooms raise."""
 
     def __init__(self) -> None:
         self.hold = threading.Event()  # the write named "first" waits for it
         self.hold.set()
         self.groups: list[list[str]] = []
+        self.threads: list[str] = []  # the name of the thread that ran each group
 
     def __call__(self, names: Sequence[str]) -> list[int]:
         self.groups.append(list(names))
+        self.threads.append(threading.current_thread().name)
         if "first" in names:
             assert self.hold.wait(60), "the test never released the first group"
         if any(name.startswith("fail") for name in names):
             raise ValueError(f"refused: {[n for n in names if n.startswith('fail')]}")
-        Room.objects.bulk_create([Room(name=name) for name in names])
-        with connection.cursor() as cursor:
+        with transaction.atomic(), connection.cursor() as cursor:
+            Room.objects.bulk_create([Room(name=name) for name in names])
             cursor.execute("SELECT txid_current()")
             return [cursor.fetchone()[0]] * len(names)
 
@@ -58,13 +60,13 @@ def submit_behind_a_busy_group(names: list[str]) -> tuple[Writes, dict[str, obje
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=call, args=("first",))]
+    threads = [threading.Thread(target=call, args=("first",), name="first")]
     threads[0].start()
     wait_until(lambda: writes.groups == [["first"]], "the first group started")
     for name in names:
-        threads.append(threading.Thread(target=call, args=(name,)))
+        threads.append(threading.Thread(target=call, args=(name,), name=name))
         threads[-1].start()
-    wait_until(lambda: committer._queue.qsize() == len(names), f"{names} waiting")
+    wait_until(lambda: committer.waiting() == len(names), f"{names} waiting")
     writes.hold.set()
     for thread in threads:
         thread.join(60)
@@ -74,6 +76,7 @@ def submit_behind_a_busy_group(names: list[str]) -> tuple[Writes, dict[str, obje
 def test_writes_waiting_while_a_group_commits_share_the_next_transaction() -> None:
     writes, results, _ = submit_behind_a_busy_group(["a", "b", "c"])
     assert writes.groups == [["first"], ["a", "b", "c"]]
+    assert writes.threads == ["first", "a"], writes.threads  # the lead passed to the first that waited
     assert results["a"] == results["b"] == results["c"] != results["first"], results
     assert set(Room.objects.values_list("name", flat=True)) == {"first", "a", "b", "c"}
 
@@ -101,4 +104,12 @@ def test_a_write_inside_a_transaction_is_written_in_it_by_the_callers_thread() -
         write_then_roll_back()
     assert seen == [True]
     assert not Room.objects.filter(name="inside").exists()
-    assert committer._thread is None  # no committer thread was needed
+    assert committer.waiting() == 0
+
+
+def test_a_lone_write_is_committed_at_once_by_its_callers_thread() -> None:
+    writes = Writes()
+    committer = GroupCommit("test-commit", writes)
+    committer.commit("alone")
+    assert writes.threads == [threading.current_thread().name]
+    assert Room.objects.filter(name="alone").exists()
