@@ -207,7 +207,7 @@ def write_group(writes: Sequence[StoreWrite]) -> list[Stored | None]:
         except _StaleGroup:
             found = stale_checks([write.checked for write in writes if write.checked is not None])
             if found <= stale:  # the statement and stale_checks disagree: a bug, never a loop
-                raise RuntimeError("a publish's cached key or room failed its check in the group's statement only") from None
+                raise RuntimeError("a cached key or room failed only the group statement's check") from None
             stale = found
 
 
