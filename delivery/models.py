@@ -142,7 +142,7 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         return states_from_rows(list(self.values_list(*STATE_FIELDS)))
 
     def mark_queued(self, now: datetime) -> int:
-        """pending → queued: the broker confirmed the first send."""
+        """pending → queued: the broker confirmed the first send (the relay's recorder: rows.queue_sends, in SQL)."""
         return self.filter(status=Delivery.Status.PENDING).update(
             status=Delivery.Status.QUEUED, claimed_until=None, updated_at=now)
 

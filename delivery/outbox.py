@@ -133,17 +133,15 @@ def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = 
     if not deliveries:
         return
     now = confirmed_at or timezone.now()
-    with transaction.atomic():
-        Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).mark_queued(now)
-        rows.insert_sends([
-            PublishedMessage(
-                delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
-                destination=d.destination, attempt=frame_attempt(d),
-                correlation_id=d.message.correlation_id, sent_at=now,
-            )
-            for d in deliveries
-        ])
-    for delivery in deliveries:
+    rows.queue_sends([
+        PublishedMessage(
+            delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
+            destination=d.destination, attempt=frame_attempt(d),
+            correlation_id=d.message.correlation_id, sent_at=now,
+        )
+        for d in deliveries
+    ], now)
+    for delivery in deliveries if log.isEnabledFor(logging.DEBUG) else ():
         log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
                                   "delivery_id": delivery.pk, "destination": delivery.destination})
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.db.models import Model
 
 from delivery.models import Delivery, Message, PublishedMessage
@@ -31,6 +31,32 @@ def insert_deliveries(deliveries: Sequence[Delivery]) -> None:
 
 def insert_sends(sends: Sequence[PublishedMessage]) -> None:
     _insert(PublishedMessage, sends)
+
+
+def queue_sends(sends: Sequence[PublishedMessage], now: datetime) -> None:
+    """Record the broker's receipts for first sends: each send's row, and its delivery pending → queued.
+
+    The move is DeliveryQuerySet.mark_queued's; on PostgreSQL both are one statement, committed on
+    its own (the relay's recorder writes a batch of receipts in one round trip).
+    """
+    if not sends:
+        return
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            Delivery.objects.filter(pk__in=[send.delivery_id for send in sends]).mark_queued(now)
+            insert_sends(sends)
+        return
+    sql, fields, _ = _statement(PublishedMessage)
+    queued = (f"UPDATE {Delivery._meta.db_table} SET status = %s, claimed_until = NULL, updated_at = %s "
+              f"WHERE id = ANY(%s) AND status = %s")
+    _stamp(sends, fields)
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH queued AS ({queued}) {sql}", [
+            Delivery.Status.QUEUED, now, [send.delivery_id for send in sends], Delivery.Status.PENDING,
+            *_columns(sends, fields)])
+        for row, (new_id,) in zip(sends, cursor.fetchall(), strict=True):
+            row.pk = new_id
+    _added(sends)
 
 
 # What a publish was checked against, from a process's caches: room id, routing version, room updated_at,
