@@ -130,3 +130,38 @@ def test_the_cache_is_redis_whenever_one_is_configured(env: dict[str, str], back
                 "PATH": "", **env}
     result = subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True, text=True, check=False)
     assert result.stdout.strip() == f"django.core.cache.backends.{backend}", result.stderr
+
+
+@override_settings(DOVECOTE_API_RATE="3000/min")
+def test_two_processes_reserving_ahead_never_let_a_client_past_the_limit(monkeypatch: pytest.MonkeyPatch,
+                                                                         minute: int) -> None:
+    """Each web process reserves requests of the window in Redis (throttling.Leases) and spends them locally."""
+    from dovecote import throttling
+
+    processes = [throttling.Leases(), throttling.Leases()]
+    increments = []
+    counted = throttling._count_request
+    monkeypatch.setattr(throttling, "_count_request",
+                        lambda key, period, requests=1: increments.append(requests) or counted(key, period, requests))
+    client_id = f"key-test-{secrets.token_hex(4)}"
+    allowed = 0
+    for index in range(3200):
+        monkeypatch.setattr(throttling, "LEASES", processes[index % 2])
+        allowed += throttling.count_against_rate(client_id, minute + 1.0)[0]
+    assert 3000 - 2 * 30 <= allowed <= 3000, allowed  # refused early by at most each process's last reservation
+    assert len(increments) < 400, f"{len(increments)} round trips to Redis for 3200 requests: {increments[:40]}"
+    assert max(increments) == 30  # a hundredth of the limit
+    # a new window starts again at one request
+    monkeypatch.setattr(throttling, "LEASES", processes[0])
+    assert throttling.count_against_rate(client_id, minute + 61.0)[0]
+    assert increments[-1] == 1
+
+
+@override_settings(DOVECOTE_API_RATE="150/min")
+def test_a_limit_under_200_is_counted_request_by_request(monkeypatch: pytest.MonkeyPatch, minute: int) -> None:
+    from dovecote import throttling
+
+    monkeypatch.setattr(throttling, "LEASES", throttling.Leases())
+    client_id = f"key-test-{secrets.token_hex(4)}"
+    verdicts = [throttling.count_against_rate(client_id, minute + 1.0)[0] for _ in range(151)]
+    assert verdicts == [True] * 150 + [False]
