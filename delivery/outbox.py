@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import close_old_connections, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode
@@ -31,6 +32,7 @@ log = logging.getLogger("delivery.outbox")
 PENDING_GRACE = timedelta(seconds=5)
 CLAIM_FOR = timedelta(seconds=60)
 SWEEP_BATCH = 500
+CONNECTION_CHECK_S = 5.0  # how often the recorder checks its database connection (CONN_MAX_AGE, health)
 
 # Called with the deliveries the relay has just queued (delivery/apps.py starts their push sessions).
 _queued_listeners: list[Callable[[list[Delivery]], object]] = []
@@ -240,12 +242,19 @@ class OutboxRelay:
             self._confirmed.put((confirmed, len(batch), timezone.now()))
 
     def _record(self) -> None:
+        checked = 0.0
         while True:
             confirmed, count, confirmed_at = self._confirmed.get()
             try:
                 if confirmed:
-                    close_old_connections()
-                    mark_queued(confirmed, confirmed_at)
+                    if time.monotonic() - checked > CONNECTION_CHECK_S:  # not per batch: the check is a round trip
+                        close_old_connections()
+                        checked = time.monotonic()
+                    try:
+                        mark_queued(confirmed, confirmed_at)
+                    except (OperationalError, InterfaceError):  # dropped since the last check: once more, anew
+                        connection.close()
+                        mark_queued(confirmed, confirmed_at)
                     for listener in _queued_listeners:
                         listener(confirmed)
             except Exception:

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
+from typing import Any
 
+import psycopg
 from django.db import connection, models, transaction
 from django.db.models import Model
 
@@ -50,12 +52,11 @@ def queue_sends(sends: Sequence[PublishedMessage], now: datetime) -> None:
     queued = (f"UPDATE {Delivery._meta.db_table} SET status = %s, claimed_until = NULL, updated_at = %s "
               f"WHERE id = ANY(%s) AND status = %s")
     _stamp(sends, fields)
-    with connection.cursor() as cursor:
-        cursor.execute(f"WITH queued AS ({queued}) {sql}", [
-            Delivery.Status.QUEUED, now, [send.delivery_id for send in sends], Delivery.Status.PENDING,
-            *_columns(sends, fields)])
-        for row, (new_id,) in zip(sends, cursor.fetchall(), strict=True):
-            row.pk = new_id
+    ids = _run(f"WITH queued AS ({queued}) {sql}", [
+        Delivery.Status.QUEUED, now, [send.delivery_id for send in sends], Delivery.Status.PENDING,
+        *_columns(sends, fields)])
+    for row, (new_id,) in zip(sends, ids, strict=True):
+        row.pk = new_id
     _added(sends)
 
 
@@ -77,9 +78,7 @@ def insert_checked(messages: Sequence[Message], deliveries: Sequence[Delivery], 
     _stamp(deliveries, delivery_fields)
     params = [*(list(column) for column in zip(*checks, strict=True))] if checks else [[], [], [], [], []]
     params += _columns(messages, message_fields) + _columns(deliveries, delivery_fields)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        ids = cursor.fetchall()
+    ids = _run(sql, params)
     if not ids:
         return False
     for row, (new_id,) in zip(deliveries, ids, strict=True):
@@ -96,13 +95,25 @@ def _insert(model: type[Model], rows: Sequence[Model]) -> None:
         return
     sql, fields, returns_id = _statement(model)
     _stamp(rows, fields)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, _columns(rows, fields))
-        if returns_id:
-            pk = model._meta.pk.attname
-            for row, (new_id,) in zip(rows, cursor.fetchall(), strict=True):
-                setattr(row, pk, new_id)
+    ids = _run(sql, _columns(rows, fields))
+    if returns_id:
+        pk = model._meta.pk.attname
+        for row, (new_id,) in zip(rows, ids, strict=True):
+            setattr(row, pk, new_id)
     _added(rows)
+
+
+def _run(sql: str, params: list[object]) -> list[tuple[Any, ...]]:
+    """Execute on this thread's connection with server-side binding, and return the rows it returns.
+
+    Django's cursors bind parameters on the client, quoting every array into the statement's text, and
+    PostgreSQL parses and plans that text each time; here the arrays go as parameters of a statement
+    prepared once per connection. Errors are Django's, as from its own cursors.
+    """
+    connection.ensure_connection()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        return cursor.fetchall() if cursor.description is not None else []
 
 
 def _stamp(rows: Sequence[Model], fields: list[models.Field]) -> None:
