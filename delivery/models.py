@@ -217,6 +217,60 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(
             status=Delivery.Status.ACKED, attempt_started_at=None, **NO_LEASE, last_error="", updated_at=now)
 
+    def take_lease(self, token: str) -> int:
+        """Claim the lease `token` for a nack by clearing its token: a concurrent ack or nack of it then fails."""
+        return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(lease_token="")
+
+    def extend_lease(self, token: str, expires_at: datetime) -> int:
+        """Move the deadline of the lease `token` to `expires_at`, for its holder only."""
+        return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(lease_expires_at=expires_at)
+
+    def claim_expired_leases(self, now: datetime, until: datetime, limit: int) -> list[int]:
+        """Take up to `limit` leases that ran out by `now` (none another sweeper holds) until `until`; return ids.
+
+        The token is cleared, so no ack, nack or other sweeper acts on them meanwhile; if the sweeper
+        dies before settling them, another takes them once `until` passes.
+        """
+        with transaction.atomic():
+            ids = list(self.select_for_update(skip_locked=True)
+                       .filter(status=Delivery.Status.LEASED, lease_expires_at__lte=now)
+                       .values_list("pk", flat=True)[:limit])
+            Delivery.objects.filter(pk__in=ids).update(lease_token="", lease_expires_at=until)
+        return ids
+
+    def claim_stale_pending(self, older_than: datetime, now: datetime, until: datetime, limit: int) -> list[int]:
+        """Claim up to `limit` pending rows unchanged since `older_than` that no outbox sweeper holds, until `until`."""
+        with transaction.atomic():
+            ids = list(
+                self.select_for_update(skip_locked=True)
+                .filter(status=Delivery.Status.PENDING, updated_at__lt=older_than)
+                .exclude(claimed_until__gt=now)
+                .order_by("updated_at")
+                .values_list("pk", flat=True)[:limit]
+            )
+            Delivery.objects.filter(pk__in=ids).update(claimed_until=until)
+        return ids
+
+    def release_claims(self) -> int:
+        """Drop the outbox sweeper's claim on these rows still pending: the next sweep takes them at once."""
+        return self.filter(status=Delivery.Status.PENDING).update(claimed_until=None)
+
+    def park_keys(self) -> int:
+        """Make these dead letters park their ordering keys (delivery/sequencing.py) until replayed or released."""
+        return self.filter(status=Delivery.Status.DEAD_LETTERED).update(parks_key=True)
+
+    def unpark_keys(self, now: datetime) -> int:
+        """Let the keys these dead letters park move on (the dead letters stay, replayable)."""
+        return self.filter(parks_key=True).update(parks_key=False, updated_at=now)
+
+    def mark_purged(self, now: datetime) -> int:
+        """Remove these dead letters (delivery/dead_letters.py selects them) from the list; their log rows stay."""
+        return self.update(purged_at=now)
+
+    def discard_unroutable(self) -> int:
+        """Delete these unroutable rows (locked by the caller), giving way to the deliveries of a re-publish."""
+        return self.delete()[0]
+
     def release(self, now: datetime) -> int:
         """held → pending: the deliveries before it in its ordering key have settled (delivery/sequencing.py)."""
         return self.filter(status=Delivery.Status.HELD).update(status=Delivery.Status.PENDING, updated_at=now)
