@@ -23,7 +23,8 @@ from delivery import frames, settle
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.frame_rules import Action, judge
 from delivery.frames import FrameInfo
-from delivery.models import Delivery, DeliveryState, FreshClaim, PublishedMessage
+from delivery.models import Delivery, DeliveryState, PublishedMessage
+from delivery.statements import FreshClaim
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.attempts")

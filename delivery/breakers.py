@@ -37,7 +37,8 @@ def disable_long_open(now: datetime | None = None) -> list[int]:
                   f"{opened:%Y-%m-%d %H:%M:%S} UTC, longer than {describe(limit)}; last error: "
                   f"{subscription.last_error or 'none recorded'}")
         with transaction.atomic():
-            subscription.disable_by_breaker(reason, now=now)
+            if not subscription.disable_by_breaker(reason, now=now):
+                continue  # the breaker moved since it was read (a probe closed it, a resume): not disabled
             if subscription.breaker_on_disable == Subscription.OnDisable.DEAD_LETTER:
                 count = retire_deliveries(subscription.pk, reason)
                 log.warning("subscription %s: %d pending deliveries dead-lettered", subscription.pk, count)

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from delivery import metrics
-from delivery.models import Delivery
+from delivery.models import Delivery, DeliveryQuerySet
 from delivery.outbox import relay
 from subscriptions.models import Subscription
 
@@ -19,7 +19,7 @@ Status = Delivery.Status
 
 
 def dead_letters(subscription: Subscription, *, since: datetime | None = None, until: datetime | None = None,
-                 error: str = "") -> QuerySet[Delivery]:
+                 error: str = "") -> DeliveryQuerySet:
     """Return the subscription's dead letters not purged, filtered by time dead-lettered and error text."""
     rows = Delivery.objects.filter(subscription=subscription, status=Status.DEAD_LETTERED, purged_at__isnull=True)
     if since:
@@ -67,4 +67,4 @@ def purge(subscription: Subscription, message_ids: list[uuid.UUID] | None) -> in
     chosen = dead_letters(subscription)
     if message_ids is not None:
         chosen = chosen.filter(message_id__in=message_ids)
-    return chosen.update(purged_at=timezone.now())
+    return chosen.mark_purged(timezone.now())

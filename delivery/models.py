@@ -14,6 +14,13 @@ from django.db.models import Case, Count, F, OuterRef, Subquery, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from delivery.statements import (
+    CLAIM_FRESH_SQL,
+    RECORD_DELIVERED_SQL,
+    FreshClaim,
+    claim_params,
+    delivered_params,
+)
 from rooms.models import Room
 from subscriptions.models import Subscription
 
@@ -217,6 +224,60 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
         return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(
             status=Delivery.Status.ACKED, attempt_started_at=None, **NO_LEASE, last_error="", updated_at=now)
 
+    def take_lease(self, token: str) -> int:
+        """Claim the lease `token` for a nack by clearing its token: a concurrent ack or nack of it then fails."""
+        return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(lease_token="")
+
+    def extend_lease(self, token: str, expires_at: datetime) -> int:
+        """Move the deadline of the lease `token` to `expires_at`, for its holder only."""
+        return self.filter(status=Delivery.Status.LEASED, lease_token=token).update(lease_expires_at=expires_at)
+
+    def claim_expired_leases(self, now: datetime, until: datetime, limit: int) -> list[int]:
+        """Take up to `limit` leases that ran out by `now` (none another sweeper holds) until `until`; return ids.
+
+        The token is cleared, so no ack, nack or other sweeper acts on them meanwhile; if the sweeper
+        dies before settling them, another takes them once `until` passes.
+        """
+        with transaction.atomic():
+            ids = list(self.select_for_update(skip_locked=True)
+                       .filter(status=Delivery.Status.LEASED, lease_expires_at__lte=now)
+                       .values_list("pk", flat=True)[:limit])
+            Delivery.objects.filter(pk__in=ids).update(lease_token="", lease_expires_at=until)
+        return ids
+
+    def claim_stale_pending(self, older_than: datetime, now: datetime, until: datetime, limit: int) -> list[int]:
+        """Claim up to `limit` pending rows unchanged since `older_than` that no outbox sweeper holds, until `until`."""
+        with transaction.atomic():
+            ids = list(
+                self.select_for_update(skip_locked=True)
+                .filter(status=Delivery.Status.PENDING, updated_at__lt=older_than)
+                .exclude(claimed_until__gt=now)
+                .order_by("updated_at")
+                .values_list("pk", flat=True)[:limit]
+            )
+            Delivery.objects.filter(pk__in=ids).update(claimed_until=until)
+        return ids
+
+    def release_claims(self) -> int:
+        """Drop the outbox sweeper's claim on these rows still pending: the next sweep takes them at once."""
+        return self.filter(status=Delivery.Status.PENDING).update(claimed_until=None)
+
+    def park_keys(self) -> int:
+        """Make these dead letters park their ordering keys (delivery/sequencing.py) until replayed or released."""
+        return self.filter(status=Delivery.Status.DEAD_LETTERED).update(parks_key=True)
+
+    def unpark_keys(self, now: datetime) -> int:
+        """Let the keys these dead letters park move on (the dead letters stay, replayable)."""
+        return self.filter(parks_key=True).update(parks_key=False, updated_at=now)
+
+    def mark_purged(self, now: datetime) -> int:
+        """Remove these dead letters (delivery/dead_letters.py selects them) from the list; their log rows stay."""
+        return self.update(purged_at=now)
+
+    def discard_unroutable(self) -> int:
+        """Delete these unroutable rows (locked by the caller), giving way to the deliveries of a re-publish."""
+        return self.delete()[0]
+
     def release(self, now: datetime) -> int:
         """held → pending: the deliveries before it in its ordering key have settled (delivery/sequencing.py)."""
         return self.filter(status=Delivery.Status.HELD).update(status=Delivery.Status.PENDING, updated_at=now)
@@ -232,66 +293,15 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
 NO_LEASE = {"lease_token": "", "lease_expires_at": None}
 
 
-@dataclass(frozen=True, slots=True)
-class FreshClaim:
-    """A frame asking to start attempt `attempt` of a delivery (see DeliveryManager.claim_fresh)."""
-
-    delivery_id: int
-    attempt: int
-    subscription_id: int
-    message_id: uuid.UUID
-
-
-# PostgreSQL: claim every fresh attempt of a burst and read back what the push path needs (the subscription's
-# secret version too: a rotation counts from the next attempt), in one statement.
-# Both lock their rows in id order first, as DeliveryQuerySet.update does (no deadlock between batches).
-CLAIM_FRESH_SQL = """
-WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE)
-UPDATE {delivery} AS d
-   SET attempts = f.attempt, attempt_started_at = %(now)s, updated_at = %(now)s
-  FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(subscriptions)s::bigint[], %(messages)s::uuid[])
-         AS f(id, attempt, subscription_id, message_id),
-       {message} AS m, {subscription} AS s
- WHERE d.id = f.id AND m.id = d.message_id AND s.id = d.subscription_id AND d.id IN (SELECT id FROM locked)
-   AND d.subscription_id = f.subscription_id AND d.message_id = f.message_id
-   AND d.status = ANY(%(unsettled)s) AND d.attempts < f.attempt
-   AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
-RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.attempts, d.attempt_started_at,
-          d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at,
-          m.created_at, m.traceparent, d.ordering_key, s.secret_version
-"""
-
-
-# PostgreSQL: record successful attempts (their timeline rows) and settle their deliveries, in one statement.
-RECORD_DELIVERED_SQL = """
-WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE),
-attempt_rows AS (
-    INSERT INTO {attempts} (delivery_id, correlation_id, life, attempt, started_at, duration_ms, outcome,
-                            status_code, error, next_delay_ms)
-    SELECT f.id, f.correlation_id, f.life, f.attempt, f.started_at, f.duration_ms, 'success', f.code, '', NULL
-      FROM unnest(%(ids)s::bigint[], %(correlations)s::text[], %(lives)s::int[], %(attempts)s::int[],
-                  %(started)s::timestamptz[], %(durations)s::int[], %(codes)s::int[])
-             AS f(id, correlation_id, life, attempt, started_at, duration_ms, code)
-)
-UPDATE {delivery} AS d
-   SET status = 'delivered', attempt_started_at = NULL, next_attempt_at = NULL, lease_token = '',
-       lease_expires_at = NULL, last_status_code = f.code, last_error = '', updated_at = %(now)s
-  FROM unnest(%(ids)s::bigint[], %(codes)s::int[]) AS f(id, code)
- WHERE d.id = f.id AND d.status = ANY(%(unsettled)s) AND d.id IN (SELECT id FROM locked)
-"""
-
-
 def claim_fresh_sql() -> str:
     """CLAIM_FRESH_SQL with this database's table names."""
     return CLAIM_FRESH_SQL.format(delivery=Delivery._meta.db_table, message=Message._meta.db_table,
                                   subscription=Subscription._meta.db_table)
 
 
-def claim_params(claims: list[FreshClaim], now: datetime) -> dict[str, Any]:
-    """The parameters of CLAIM_FRESH_SQL for these claims."""
-    return {"now": now, "unsettled": list(Delivery.UNSETTLED),
-            "ids": [c.delivery_id for c in claims], "attempts": [c.attempt for c in claims],
-            "subscriptions": [c.subscription_id for c in claims], "messages": [c.message_id for c in claims]}
+def record_delivered_sql() -> str:
+    """RECORD_DELIVERED_SQL with this database's table names."""
+    return RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table, attempts=DeliveryAttempt._meta.db_table)
 
 
 def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
@@ -307,15 +317,6 @@ def states_from_rows(rows: list[tuple[Any, ...]]) -> dict[int, DeliveryState]:
     return states
 
 
-def delivered_params(rows: list[tuple[Any, int, datetime, int, int | None]], now: datetime) -> dict[str, Any]:
-    """The parameters of RECORD_DELIVERED_SQL for (delivery, attempt, start, duration ms, status code) rows."""
-    return {"now": now, "unsettled": list(Delivery.UNSETTLED),
-            "ids": [d.pk for d, *_ in rows], "correlations": [d.message.correlation_id for d, *_ in rows],
-            "lives": [d.replays + 1 for d, *_ in rows], "attempts": [attempt for _, attempt, *_ in rows],
-            "started": [started for _, _, started, _, _ in rows],
-            "durations": [duration for *_, duration, _ in rows], "codes": [code for *_, code in rows]}
-
-
 class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: ignore[misc]
     """The queryset methods, and the two statements the push path runs most."""
 
@@ -327,9 +328,8 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         """
         if connection.vendor != "postgresql":
             return False
-        sql = RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table, attempts=DeliveryAttempt._meta.db_table)
         with connection.cursor() as cursor:
-            cursor.execute(sql, delivered_params(rows, now))
+            cursor.execute(record_delivered_sql(), delivered_params(rows, now, Delivery.UNSETTLED))
         return True
 
     def claim_fresh(self, claims: list[FreshClaim], now: datetime) -> dict[int, DeliveryState] | None:
@@ -343,7 +343,7 @@ class DeliveryManager(models.Manager.from_queryset(DeliveryQuerySet)):  # type: 
         if connection.vendor != "postgresql":
             return None
         with connection.cursor() as cursor:
-            cursor.execute(claim_fresh_sql(), claim_params(claims, now))
+            cursor.execute(claim_fresh_sql(), claim_params(claims, now, Delivery.UNSETTLED))
             return states_from_rows(cursor.fetchall())
 
 

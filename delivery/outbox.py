@@ -168,16 +168,7 @@ def backlog(now: datetime | None = None) -> Backlog:
 def claim_stale_pending(limit: int = SWEEP_BATCH) -> list[int]:
     """Claim pending deliveries older than the grace period that no other sweeper holds."""
     now = timezone.now()
-    with transaction.atomic():
-        ids = list(
-            Delivery.objects.select_for_update(skip_locked=True)
-            .filter(status=Delivery.Status.PENDING, updated_at__lt=now - PENDING_GRACE)
-            .exclude(claimed_until__gt=now)
-            .order_by("updated_at")
-            .values_list("pk", flat=True)[:limit]
-        )
-        Delivery.objects.filter(pk__in=ids).update(claimed_until=now + CLAIM_FOR)
-    return ids
+    return Delivery.objects.claim_stale_pending(now - PENDING_GRACE, now, now + CLAIM_FOR, limit)
 
 
 def sweep_pending() -> int:
@@ -194,7 +185,7 @@ def sweep_pending() -> int:
 
 def release_claims(delivery_ids: Iterable[int]) -> None:
     """Let the next sweep take these deliveries at once."""
-    Delivery.objects.filter(pk__in=list(delivery_ids), status=Delivery.Status.PENDING).update(claimed_until=None)
+    Delivery.objects.filter(pk__in=list(delivery_ids)).release_claims()
 
 
 class OutboxRelay:

@@ -319,7 +319,7 @@ def republish(message: Message) -> Published:
         if deliveries[0].status == Delivery.Status.UNROUTABLE:
             raise RepublishRefused(f"message {message.pk} still matches no subscription of room "
                                    f"{room.name!r}: add one, or widen one's event types or payload filter, first")
-        Delivery.objects.filter(pk__in=[row.pk for row in held]).delete()
+        Delivery.objects.filter(pk__in=[row.pk for row in held]).discard_unroutable()
         sequencing.hold_behind(deliveries)
         deliveries = Delivery.objects.bulk_create(deliveries)
         sendable = [d for d in deliveries if d.status == Delivery.Status.PENDING]

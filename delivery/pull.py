@@ -125,8 +125,7 @@ def nack(subscription: Subscription, ack_ids: list[str], *, action: str, delay_m
     broker = shared_broker()
     for ack_id, delivery in leased(subscription, ack_ids, result):
         # Clearing the token claims the lease: a concurrent ack or nack of the same id now fails.
-        claimed = Delivery.objects.filter(pk=delivery.pk, status=Status.LEASED,
-                                          lease_token=delivery.lease_token).update(lease_token="")
+        claimed = Delivery.objects.filter(pk=delivery.pk).take_lease(delivery.lease_token)
         if not claimed:
             record(result, ack_id, 0)
             continue
@@ -151,10 +150,8 @@ def extend(subscription: Subscription, ack_ids: list[str], *, lease_ms: int) -> 
     """Push the leases' deadlines to `lease_ms` from now."""
     result = Settled([], [])
     for ack_id, delivery in leased(subscription, ack_ids, result):
-        updated = Delivery.objects.filter(pk=delivery.pk, status=Status.LEASED,
-                                          lease_token=delivery.lease_token).update(
-            lease_expires_at=timezone.now() + timedelta(milliseconds=lease_ms)
-        )
+        updated = Delivery.objects.filter(pk=delivery.pk).extend_lease(
+            delivery.lease_token, timezone.now() + timedelta(milliseconds=lease_ms))
         record(result, ack_id, updated)
     return result
 
@@ -175,13 +172,7 @@ def expire_leases() -> int:
 def claim_expired_leases() -> list[int]:
     """Take leases that ran out, so no ack, nack or other sweeper acts on them meanwhile."""
     now = timezone.now()
-    with transaction.atomic():
-        ids = list(Delivery.objects.select_for_update(skip_locked=True)
-                   .filter(status=Status.LEASED, lease_expires_at__lte=now)
-                   .values_list("pk", flat=True)[:EXPIRY_BATCH])
-        # If this sweeper dies before settling them, another takes them once this claim runs out.
-        Delivery.objects.filter(pk__in=ids).update(lease_token="", lease_expires_at=now + CLAIM_FOR)
-    return ids
+    return Delivery.objects.claim_expired_leases(now, now + CLAIM_FOR, EXPIRY_BATCH)
 
 
 def leased(subscription: Subscription, ack_ids: list[str], result: Settled) -> list[tuple[str, Delivery]]:

@@ -148,7 +148,7 @@ def park_or_release(deliveries: Iterable[Delivery | DeliveryState]) -> None:
                                               ordering=Subscription.Ordering.PARK).values_list("pk", flat=True))
     parked = [d.pk for d in ordered if d.subscription_id in parking]
     if parked:
-        Delivery.objects.filter(pk__in=parked, status=Status.DEAD_LETTERED).update(parks_key=True)
+        Delivery.objects.filter(pk__in=parked).park_keys()
     settled([d for d in ordered if d.subscription_id not in parking])
 
 
@@ -182,8 +182,8 @@ def release_parked_key(subscription: Subscription, ordering_key: str) -> int | N
     """
     with transaction.atomic():
         lock_keys([(subscription.pk, ordering_key)])
-        unparked = Delivery.objects.filter(subscription=subscription, ordering_key=ordering_key,
-                                           parks_key=True).update(parks_key=False, updated_at=timezone.now())
+        unparked = Delivery.objects.filter(subscription=subscription, ordering_key=ordering_key).unpark_keys(
+            timezone.now())
         if not unparked:
             raise KeyNotParked(f"ordering key {ordering_key!r} of subscription {subscription.pk} is not parked")
         released = release({(subscription.pk, ordering_key)})

@@ -25,6 +25,39 @@ def new_signing_secret() -> str:
     return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
 
 
+class SubscriptionQuerySet(models.QuerySet["Subscription"]):
+    """The moves of a subscription's status, breaker and throttle: each one conditional UPDATE, True if it applied.
+
+    These are the only writes of those columns (the methods of Subscription and the push session
+    call them): each applies only to the row as its writer saw it, so two writers that cross
+    (an operator and a worker, two sessions, the sweep and a probe) never overwrite each other.
+    """
+
+    def move_status(self, pk: int, was: tuple[str, str], to: tuple[str, str], now: datetime) -> bool:
+        """Set status and reason to `to` if they are still `was`."""
+        return bool(self.filter(pk=pk, status=was[0], status_reason=was[1]).update(
+            status=to[0], status_reason=to[1], updated_at=now))
+
+    def move_breaker(self, pk: int, was: str, changes: dict[str, Any]) -> bool:
+        """Apply a breaker transition's `changes` if the breaker is still in state `was`."""
+        return bool(self.filter(pk=pk, breaker_state=was).update(**changes))
+
+    def keep_open(self, pk: int, was: str, opened_at: datetime | None, reason: str) -> bool:
+        """Hold the breaker open with no probe to come, if it is still `was` since `opened_at` (a disable's)."""
+        return bool(self.filter(pk=pk, breaker_state=was, breaker_opened_at=opened_at).update(
+            breaker_state=Subscription.Breaker.OPEN, breaker_next_probe_at=None, breaker_reason=reason))
+
+    def count_failures(self, pk: int, failures: int, *, holder: str) -> bool:
+        """Keep a push session's consecutive-failure count, if its engine (`holder`) still holds the claim."""
+        return bool(self.filter(pk=pk, session_token=holder).exclude(session_token="").update(
+            breaker_failures=failures))
+
+    def throttle(self, pk: int, until: datetime) -> bool:
+        """Pause pushes to the subscription until `until` (a receiver's Retry-After), never shortening a pause."""
+        return bool(self.filter(Q(throttled_until__isnull=True) | Q(throttled_until__lt=until), pk=pk).update(
+            throttled_until=until))
+
+
 class Subscription(models.Model):
     """A consumer of a room's events, with its event-type filter and delivery overrides."""
 
@@ -92,7 +125,7 @@ class Subscription(models.Model):
     breaker_probe_delay_ms = models.PositiveIntegerField(null=True, blank=True)
     breaker_disable_after_s = models.PositiveIntegerField(null=True, blank=True)
     breaker_on_disable = models.CharField(max_length=12, choices=OnDisable.choices, default=OnDisable.HOLD)
-    # …and its state, written by move_breaker (and the failure count by the push session).
+    # …and its state, written only by SubscriptionQuerySet's moves (the failure count by the push session).
     breaker_state = models.CharField(max_length=10, choices=Breaker.choices, default=Breaker.CLOSED)
     breaker_reason = models.TextField(blank=True, default="")  # why it is in this state: the last transition's
     breaker_failures = models.PositiveIntegerField(default=0)  # consecutive failed attempts
@@ -104,6 +137,8 @@ class Subscription(models.Model):
     session_token = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = SubscriptionQuerySet.as_manager()
 
     class Meta:
         ordering = ["room_id", "name"]
@@ -190,8 +225,7 @@ class Subscription(models.Model):
             changes.update(breaker_failures=0, breaker_probes=0, breaker_opened_at=None, breaker_next_probe_at=None)
         if failures is not None and to != Breaker.CLOSED:
             changes["breaker_failures"] = failures
-        moved = Subscription.objects.filter(pk=self.pk, breaker_state=self.breaker_state).update(**changes)
-        if not moved:
+        if not Subscription.objects.move_breaker(self.pk, self.breaker_state, changes):
             return False
         BreakerTransition.objects.create(subscription=self, at=now, from_state=self.breaker_state, to_state=to,
                                          reason=reason, delivery_id=delivery_id, attempt=attempt)
@@ -199,14 +233,19 @@ class Subscription(models.Model):
             setattr(self, field, value)
         return True
 
-    def disable_by_breaker(self, reason: str, *, now: datetime) -> None:
-        """Disable the subscription because its breaker stayed open too long; the breaker stays open, recorded."""
+    def disable_by_breaker(self, reason: str, *, now: datetime) -> bool:
+        """Disable the subscription because its breaker stayed open too long; the breaker stays open, recorded.
+
+        False, and nothing done, if the breaker moved since this instance read it (a probe closed it,
+        an operator's resume made it half-open): the outage it was read in is over.
+        """
+        if not Subscription.objects.keep_open(self.pk, self.breaker_state, self.breaker_opened_at, reason):
+            return False
         BreakerTransition.objects.create(subscription=self, at=now, from_state=self.breaker_state,
                                          to_state=self.Breaker.OPEN, reason=reason)
-        Subscription.objects.filter(pk=self.pk).update(breaker_state=self.Breaker.OPEN, breaker_next_probe_at=None,
-                                                       breaker_reason=reason)
         self.breaker_state, self.breaker_next_probe_at, self.breaker_reason = self.Breaker.OPEN, None, reason
         self.disable(reason)
+        return True
 
     def breaker_history(self, limit: int = 50) -> list[BreakerTransition]:
         """The breaker's latest transitions, newest first."""
@@ -267,9 +306,7 @@ class Subscription(models.Model):
             if target is None:
                 return False
             now = timezone.now()
-            moved = Subscription.objects.filter(pk=self.pk, status=self.status, status_reason=self.status_reason
-                                                ).update(status=target[0], status_reason=target[1], updated_at=now)
-            if moved:
+            if Subscription.objects.move_status(self.pk, (self.status, self.status_reason), target, now):
                 (self.status, self.status_reason), self.updated_at = target, now
                 Room.routing_changed(self.room_id)
                 return True

@@ -2,7 +2,8 @@
 
 One session at a time delivers a subscription (claims.py), so the session sees every outcome and
 counts them in memory: the consecutive failures (also written to the subscription row when they
-change, at most once a second and when the session ends, so the next session goes on from there)
+change, at most once a second and when the session ends, so the next session goes on from there;
+only while the session's engine holds the claim, so a session that lost it cannot overwrite the next's)
 and the attempts of the failure-ratio window (in memory only: a new session starts a new window).
 It decides each transition from its own copy of
 the state, and the bookkeeper's threads record it (`Subscription.move_breaker`) before the
@@ -87,9 +88,9 @@ def record_move(subscription: Subscription, move: Move, failures: int) -> bool:
                                      attempt=move.attempt, failures=failures)
 
 
-def record_failures(subscription_id: int, failures: int) -> None:
-    """Keep the consecutive-failure count on the row, so the next session goes on from it."""
-    Subscription.objects.filter(pk=subscription_id).update(breaker_failures=failures)
+def record_failures(subscription_id: int, failures: int, holder: str) -> bool:
+    """Keep the consecutive-failure count on the row for the next session; False if `holder` lost the claim."""
+    return Subscription.objects.count_failures(subscription_id, failures, holder=holder)
 
 
 def probe_now(subscription: Subscription) -> bool:

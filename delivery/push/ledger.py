@@ -24,18 +24,9 @@ from django.db import connection
 from django.utils import timezone
 
 from delivery.attempts import Attempt
-from delivery.models import (
-    RECORD_DELIVERED_SQL,
-    Delivery,
-    DeliveryAttempt,
-    DeliveryState,
-    FreshClaim,
-    claim_fresh_sql,
-    claim_params,
-    delivered_params,
-    states_from_rows,
-)
+from delivery.models import Delivery, DeliveryState, claim_fresh_sql, record_delivered_sql, states_from_rows
 from delivery.push.outcomes import ack_recorded
+from delivery.statements import FreshClaim, claim_params, delivered_params
 from delivery.transports import PushResult
 
 log = logging.getLogger("delivery.push")
@@ -101,8 +92,7 @@ class Ledger:
         self._claims: _Coalescer[FreshClaim, Claimed] = _Coalescer(self._claim)
         self._successes: _Coalescer[tuple[Attempt, PushResult], None] = _Coalescer(self._record)
         self._claim_sql = claim_fresh_sql()
-        self._record_sql = RECORD_DELIVERED_SQL.format(delivery=Delivery._meta.db_table,
-                                                       attempts=DeliveryAttempt._meta.db_table)
+        self._record_sql = record_delivered_sql()
 
     @classmethod
     def for_this_database(cls) -> Ledger | None:
@@ -151,7 +141,7 @@ class Ledger:
             if claim.delivery_id not in seen:  # a second frame of a delivery is the frame rules' to judge
                 seen.add(claim.delivery_id)
                 unique.append(claim)
-        rows = await self._run("claim", self._claim_sql, claim_params(unique, now), fetch=True)
+        rows = await self._run("claim", self._claim_sql, claim_params(unique, now, Delivery.UNSETTLED), fetch=True)
         states = states_from_rows(rows)
         taken: set[int] = set()
         results = []
@@ -166,6 +156,7 @@ class Ledger:
 
     async def _record(self, finished: list[tuple[Attempt, PushResult]]) -> list[None]:
         rows = [(a.delivery, a.attempt, a.started_at, r.duration_ms, r.status_code) for a, r in finished]
-        await self._run("record", self._record_sql, delivered_params(rows, timezone.now()), fetch=False)
+        params = delivered_params(rows, timezone.now(), Delivery.UNSETTLED)
+        await self._run("record", self._record_sql, params, fetch=False)
         ack_recorded([attempt for attempt, _ in finished])
         return [None] * len(finished)

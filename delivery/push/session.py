@@ -41,7 +41,6 @@ from collections.abc import Coroutine
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from django.db.models import Q
 from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 
@@ -320,7 +319,8 @@ class PushSession:
                 return
             failures = self.outcomes.failures
             try:
-                await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, failures)
+                await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, failures,
+                                                  self.engine.token)
                 self._failures_on_row = failures
             except Exception:
                 log.exception("push session for subscription %s could not record its failure count",
@@ -572,5 +572,4 @@ def throttled_until(result: PushResult) -> datetime | None:
 
 def record_throttle(subscription_id: int, until: datetime) -> None:
     """Keep a receiver's slow-down on the row, so the session that takes over honours it too (never shortened)."""
-    Subscription.objects.filter(pk=subscription_id).filter(
-        Q(throttled_until__isnull=True) | Q(throttled_until__lt=until)).update(throttled_until=until)
+    Subscription.objects.throttle(subscription_id, until)

@@ -1,4 +1,4 @@
-"""Fill the log tables with synthetic delivery history (analytics/synthetic_history.py)."""
+"""Fill the log tables with synthetic delivery history (analytics/synthetic_history/)."""
 
 from __future__ import annotations
 
