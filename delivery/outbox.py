@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import InterfaceError, OperationalError, close_old_connections, connection, transaction
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
 from django.db.models import Count, Min
 from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode
