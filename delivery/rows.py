@@ -103,7 +103,7 @@ def _insert(model: type[Model], rows: Sequence[Model]) -> None:
     _added(rows)
 
 
-def _run(sql: str, params: list[object]) -> list[tuple[Any, ...]]:
+def _run(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
     """Execute on this thread's connection with server-side binding, and return the rows it returns.
 
     Django's cursors bind parameters on the client, quoting every array into the statement's text, and
