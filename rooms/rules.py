@@ -1,6 +1,6 @@
 """The bounds of a room's delivery settings (and of a subscription's overrides of them), and its event-type quota.
 
-The API's serializers (api/rooms/, api/subscriptions/) and the console's forms (console/forms.py)
+The API's serializers (api/rooms/, api/subscriptions/) and the console's forms (console/forms/)
 build their fields from these bounds and apply these checks; each words the message for its own
 readers (the API names JSON fields, the console its labels). The contract sets no upper bounds:
 these keep every value one the broker and the retry rule (subscriptions/retry.py) can handle, and
