@@ -1,4 +1,4 @@
-"""The layer contracts of `make lint` cover every module of their app, and docs/architecture.md lists them as they are."""
+"""The layer contracts cover every module of their app, and docs/architecture.md lists them as they are."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # How docs/architecture.md introduces each app's layer list, up to the list's closing parenthesis.
-DOCUMENTED = {"delivery": r"`delivery/` reads top-down \((.*?)\) and", "analytics": r"`analytics/` does too \((.*?)\)\."}
+DOCUMENTED = {"delivery": r"`delivery/` reads top-down \((.*?)\) and",
+              "analytics": r"`analytics/` does too \((.*?)\)\."}
 
 
 def contract_layers(app: str) -> list[set[str]]:
