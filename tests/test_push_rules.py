@@ -149,7 +149,7 @@ def test_a_sweep_that_cannot_reach_the_broker_leaves_its_rows_for_the_next_sweep
 def test_retiring_a_subscription_dead_letters_what_was_unsettled_and_deletes_its_queue(delivery: Delivery) -> None:
     from django.test import override_settings
 
-    from delivery.retire import delete_queue, retire_deliveries
+    from delivery.subscription_teardown import delete_queue, retire_deliveries
 
     assert retire_deliveries(delivery.subscription_id, "subscription deleted") == 1
     delivery.refresh_from_db()
