@@ -18,7 +18,7 @@ Each claim reads the subscription's secret version with the delivery: an attempt
 one than the session holds (a rotation since the engine's last reread) rereads the secrets before
 signing.
 
-The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
+The circuit breaker (breaker.py, subscriptions/breaker_rules.py) gates what the session takes, read from
 memory: while it is open, the frames taken are put back on the broker until the next probe time
 (no attempt starts, none is counted); once that time comes, the breaker turns half-open and one
 frame at a time is taken, its attempt the probe; closed, up to `max_in_flight`.
