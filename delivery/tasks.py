@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import breakers, expiry, outbox, pull, sequencing, subscription_teardown, watchdog
+from delivery import expiry, long_open_breakers, outbox, pull, sequencing, subscription_teardown, watchdog
 from delivery.broker import QueueInUse
 from delivery.push import claims
 from delivery.push.engine import engine
@@ -61,5 +61,5 @@ def resend_lost_frames() -> int:
 
 @shared_task(ignore_result=True, expires=30)
 def disable_long_open_breakers() -> int:
-    """Disable subscriptions whose circuit breaker stayed open too long (delivery/breakers.py)."""
-    return len(breakers.disable_long_open())
+    """Disable subscriptions whose circuit breaker stayed open too long (delivery/long_open_breakers.py)."""
+    return len(long_open_breakers.disable_long_open())
