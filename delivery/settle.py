@@ -237,8 +237,8 @@ def record_crash(delivery: DeliveryRecord, attempt: int) -> int:
             error="the worker stopped before recording an outcome; the broker redelivered the message",
         )
         Delivery.objects.filter(pk=delivery.pk).mark_crashed(timezone.now())
-    delivery.redelivery_count += 1
-    return delivery.redelivery_count
+    delivery.crashed_attempts += 1
+    return delivery.crashed_attempts
 
 
 def send_row(delivery: DeliveryRecord, kind: str, destination: str, attempt: int, delay_ms: int) -> PublishedMessage:

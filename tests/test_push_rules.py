@@ -101,14 +101,14 @@ def test_an_attempt_whose_worker_died_is_logged_as_crashed_and_retried(broker: B
     job = prepare(delivery.subscription, broker, consumer, frame)
     assert job is not None and job.attempt == 1
     delivery.refresh_from_db()
-    assert delivery.redelivery_count == 1
+    assert delivery.crashed_attempts == 1
     assert list(DeliveryAttempt.objects.values_list("attempt", "outcome")) == [(1, "crashed")]
 
 
 def test_a_message_that_keeps_killing_workers_is_dead_lettered(broker: Broker, delivery: Delivery) -> None:
     long_ago = timezone.now() - timedelta(minutes=5)
     Delivery.objects.filter(pk=delivery.pk).update(
-        attempts=1, attempt_started_at=long_ago, redelivery_count=POISON_LIMIT - 1
+        attempts=1, attempt_started_at=long_ago, crashed_attempts=POISON_LIMIT - 1
     )
     consumer, frame = receive_attempt(broker, delivery, 1)
     assert prepare(delivery.subscription, broker, consumer, frame) is None

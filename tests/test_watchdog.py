@@ -212,7 +212,7 @@ def test_an_attempt_whose_worker_died_is_sent_again_at_the_same_attempt_and_coun
     run_session(delivery.subscription)
 
     delivery.refresh_from_db()
-    assert delivery.status == Status.DELIVERED and delivery.attempts == 2 and delivery.redelivery_count == 1
+    assert delivery.status == Status.DELIVERED and delivery.attempts == 2 and delivery.crashed_attempts == 1
     assert list(delivery.attempt_log.values_list("attempt", "outcome")) == [(2, "crashed"), (2, "success")]
     assert [r.headers["X-Delivery-Attempt"] for r in receiver.requests("/hook")] == ["2"]
 
