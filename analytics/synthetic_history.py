@@ -32,7 +32,7 @@ from django.db import connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 
 from delivery.frame_rules import CRASH_GRACE, POISON_LIMIT
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 from rooms.models import EventType, Room
 from subscriptions.models import Subscription
 from subscriptions.retry import RetryPolicy
@@ -410,7 +410,7 @@ def generate(messages: int, days: float, *, seed: int = 1, end: datetime | None 
     simulator = Simulator(rng, end)
     tables = {name: CopyTable(model, columns) for name, model, columns in (
         ("messages", Message, MESSAGE_COLUMNS), ("deliveries", Delivery, DELIVERY_COLUMNS),
-        ("sends", PublishedMessage, SEND_COLUMNS), ("attempts", DeliveryAttempt, ATTEMPT_COLUMNS))}
+        ("sends", SendRecord, SEND_COLUMNS), ("attempts", DeliveryAttempt, ATTEMPT_COLUMNS))}
     counts: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     batches = (simulate_batch(simulator, rng, setups, times)

@@ -431,7 +431,7 @@ class Delivery(models.Model):
         return self.status in self.FINAL_STATUSES
 
 
-class PublishedMessage(models.Model):
+class SendRecord(models.Model):
     """One routing of a delivery: a send to the broker confirmed by its RECEIPT, or its move to the dead letters."""
 
     class Kind(models.TextChoices):

@@ -15,7 +15,7 @@ from functools import cache
 from django.db import connection, models
 from django.db.models import Model
 
-from delivery.models import Delivery, Message, PublishedMessage
+from delivery.models import Delivery, Message, SendRecord
 
 
 def insert_messages(messages: Sequence[Message]) -> None:
@@ -27,8 +27,8 @@ def insert_deliveries(deliveries: Sequence[Delivery]) -> None:
     _insert(Delivery, deliveries)
 
 
-def insert_sends(sends: Sequence[PublishedMessage]) -> None:
-    _insert(PublishedMessage, sends)
+def insert_sends(sends: Sequence[SendRecord]) -> None:
+    _insert(SendRecord, sends)
 
 
 def _insert(model: type[Model], rows: Sequence[Model]) -> None:
