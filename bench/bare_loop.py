@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 import stomp
 
-import delivery.broker.stomp  # noqa: F401 - installs Dovecote's faster STOMP header parser
+import delivery.broker.stomp_wire  # noqa: F401 - installs Dovecote's faster STOMP header parser
 from bench.load import run
 from delivery.http1 import Http1Client
 

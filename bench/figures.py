@@ -338,11 +338,11 @@ def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) 
     broker's receipt for the delivery's frame (the relay); receipt → claim: the broker to the worker's
     session and its claim of the attempt; claim → receiver: signing and the POST's way to the receiver.
     """
-    from delivery.models import DeliveryAttempt, PublishedMessage
+    from delivery.models import DeliveryAttempt, SendRecord
 
     wall = time.time() - time.monotonic()
     by_message = {s[2]: s for s in sends if s[2]}
-    receipts = dict(PublishedMessage.objects.filter(delivery__message__room_id=room_id, attempt=1)
+    receipts = dict(SendRecord.objects.filter(delivery__message__room_id=room_id, attempt=1)
                     .values_list("delivery_id", "sent_at"))
     rows = DeliveryAttempt.objects.filter(delivery__message__room_id=room_id, attempt=1).values_list(
         "delivery_id", "delivery__message_id", "delivery__created_at", "started_at")
@@ -432,7 +432,7 @@ def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int, 
     delivery's creation to the broker's receipt (its published_messages row)."""
     from django.db.models import F
 
-    from delivery.models import PublishedMessage
+    from delivery.models import SendRecord
 
     room_id = make_room(ctx)
     slow_every = round(1 / slow_share)
@@ -455,7 +455,7 @@ def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int, 
     wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at) >= expected,
                timeout=60, poll=0.2)
     fast = [(a[0] - sent_at[a[2]]) * 1000 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at]
-    relay = [(sent - created).total_seconds() * 1000 for sent, created in PublishedMessage.objects.filter(
+    relay = [(sent - created).total_seconds() * 1000 for sent, created in SendRecord.objects.filter(
         delivery__message__room_id=room_id, delivery__message__created_at__isnull=False).annotate(
         created=F("delivery__created_at")).values_list("sent_at", "created")]
     return percentile(fast, 99), statistics.median(relay)

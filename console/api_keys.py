@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_http_methods, require_POST
 
-from console.forms import ApiKeyForm
+from console.forms.api_keys import ApiKeyForm
 from console.shortcuts import posted, render_page, require_permission, staff_required
 from rooms.models import ApiKey
 

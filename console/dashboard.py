@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from console.reports import success_per_room
 from console.shortcuts import render_page, staff_required, wanted_fragment
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 from delivery.outbox import Backlog, backlog
 from dovecote import heartbeats
 from subscriptions.models import Subscription
@@ -74,7 +74,7 @@ def last_hour_figures(window: tuple[datetime, list[datetime]]) -> LastHour:
         "unroutable": sum(counts.get(Status.UNROUTABLE, 0) for counts in settled.values()),
         "retrying_now": Delivery.objects.filter(status=Status.RETRYING).count(),
         "retries": DeliveryAttempt.objects.filter(started_at__gte=start, next_delay_ms__isnull=False).count(),
-        "resent": PublishedMessage.objects.filter(kind=PublishedMessage.Kind.RESEND, sent_at__gte=start).count(),
+        "resent": SendRecord.objects.filter(kind=SendRecord.Kind.RESEND, sent_at__gte=start).count(),
     }
     return LastHour(start, stats, throughput(minutes, published, delivered))
 

@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from console.forms import DeadLetterActionForm, DeadLetterFilterForm
+from console.forms.dead_letters import DeadLetterActionForm, DeadLetterFilterForm
 from console.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from console.text import counted
 from delivery import dead_letters

@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from analytics.models import ArchivedMessage
-from console.forms import MessageFilterForm, pretty_json
+from console.forms.messages import MessageFilterForm, pretty_json
 from console.shortcuts import keyset_page, query_without, render_page, require_permission, staff_required
 from delivery.models import Delivery, DeliveryAttempt, Message
 from delivery.publish import RepublishRefused, republish

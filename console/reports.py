@@ -30,7 +30,7 @@ from console.charts import (
     line_chart,
     nice_ceiling,
 )
-from console.forms import ReportFilterForm
+from console.forms.reports import ReportFilterForm
 from console.shortcuts import query_without, render_page, require_permission, staff_required, wanted_fragment
 from rooms.models import Room
 from subscriptions.models import Subscription

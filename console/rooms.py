@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import EventTypeForm, RoomForm
+from console.forms.rooms import EventTypeForm, RoomForm
 from console.schedule import expiration, schedule_context, settings_values, summary
 from console.shortcuts import posted, render_page, require_any_permission, require_permission, staff_required
 from console.subscriptions import subscription_counts

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from console.forms import RETRY_FIELDS, RetrySettingsForm
+from console.forms.schedule import RETRY_FIELDS, RetrySettingsForm
 from console.text import duration
 from rooms.models import Room
 from subscriptions.models import Subscription

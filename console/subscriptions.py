@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from console.forms import FilterCheckForm, RotateSecretForm, SubscriptionForm, TestEventForm
+from console.forms.subscriptions import FilterCheckForm, RotateSecretForm, SubscriptionForm, TestEventForm
 from console.schedule import schedule_context, settings_values
 from console.shortcuts import posted, render_page, require_any_permission, require_permission, staff_required
 from console.text import counted

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from delivery.push.claims import start_sessions
-from delivery.retire import retire_deliveries
+from delivery.subscription_teardown import retire_deliveries
 from delivery.tasks import delete_queue
 from rooms.models import Room
 from subscriptions.models import Subscription

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 from dovecote.admin import InspectOnlyAdmin, InspectOnlyInline
 
 INLINE_FIELDS = ("subscription", "destination", "status", "attempts", "next_attempt_at", "last_error")
@@ -44,8 +44,8 @@ class DeliveryAdmin(InspectOnlyAdmin):
     inlines = [AttemptInline]
 
 
-@admin.register(PublishedMessage)
-class PublishedMessageAdmin(InspectOnlyAdmin):
+@admin.register(SendRecord)
+class SendRecordAdmin(InspectOnlyAdmin):
     list_display = ["delivery", "kind", "destination", "attempt", "delay_ms", "sent_at"]
     list_filter = ["kind"]
     raw_id_fields = ["delivery"]

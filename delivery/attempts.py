@@ -23,7 +23,7 @@ from delivery import frames, settle
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.frame_rules import Action, judge
 from delivery.frames import FrameInfo
-from delivery.models import Delivery, DeliveryState, PublishedMessage
+from delivery.models import Delivery, DeliveryState, SendRecord
 from delivery.statements import FreshClaim
 from subscriptions.models import Subscription
 
@@ -215,7 +215,7 @@ def defer(broker: Broker, arrival: Arrival, delivery: DeliveryState, attempt: in
     except BrokerError:
         log.warning("could not put back attempt %d of delivery %s; the broker redelivers it", attempt, delivery.pk)
         return False  # unacked: it comes back
-    settle.record_send(delivery, PublishedMessage.Kind.RECHECK, delivery.destination, attempt, delay_ms)
+    settle.record_send(delivery, SendRecord.Kind.RECHECK, delivery.destination, attempt, delay_ms)
     _ack(arrival)
     return True
 

@@ -66,7 +66,7 @@ def judge(delivery: Delivery | DeliveryState | None, *, subscription_id: int, me
         if now < finish_by:
             return Verdict(Action.WAIT, "another worker may still be on this attempt",
                            wait_ms=max(0, int((finish_by - now).total_seconds() * 1000)))
-        crashes = delivery.redelivery_count + 1
+        crashes = delivery.crashed_attempts + 1
         if crashes >= POISON_LIMIT:
             return Verdict(Action.POISON, f"poison message: the worker died {crashes} times while delivering it")
         return Verdict(Action.RESUME, "the worker died during this attempt")

@@ -90,7 +90,7 @@ class DeliveryState:
     destination: str
     attempts: int
     attempt_started_at: datetime | None
-    redelivery_count: int
+    crashed_attempts: int
     replays: int
     message: MessageState
     ordering_key: str = ""
@@ -102,7 +102,7 @@ class DeliveryState:
 
 
 STATE_FIELDS = ("pk", "status", "subscription_id", "message_id", "destination", "attempts", "attempt_started_at",
-                "redelivery_count", "replays", "message__correlation_id", "message__event_type",
+                "crashed_attempts", "replays", "message__correlation_id", "message__event_type",
                 "message__event_version", "message__room_id", "message__expires_at", "message__created_at",
                 "message__traceparent", "ordering_key", "subscription__secret_version")
 
@@ -165,7 +165,7 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
 
     def mark_crashed(self, now: datetime) -> int:
         """Count an attempt whose worker died (the poison counter) and restart its clock."""
-        return self.update(redelivery_count=F("redelivery_count") + 1, attempt_started_at=now, updated_at=now)
+        return self.update(crashed_attempts=F("crashed_attempts") + 1, attempt_started_at=now, updated_at=now)
 
     def mark_delivered(self, status_code: int | None, now: datetime) -> int:
         """→ delivered: a push attempt got a 2xx."""
@@ -285,7 +285,7 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
     def replay(self, now: datetime) -> int:
         """dead_lettered → pending, a new life with attempts from 1 (the outbox sends it)."""
         return self.filter(status=Delivery.Status.DEAD_LETTERED).update(
-            status=Delivery.Status.PENDING, attempts=0, redelivery_count=0, attempt_started_at=None,
+            status=Delivery.Status.PENDING, attempts=0, crashed_attempts=0, attempt_started_at=None,
             next_attempt_at=None, last_error="", last_status_code=None, claimed_until=None, parks_key=False,
             replays=F("replays") + 1, updated_at=now)
 
@@ -390,7 +390,7 @@ class Delivery(models.Model):
     # that attempt seen again with this still set means the worker died mid-attempt.
     attempt_started_at = models.DateTimeField(null=True, blank=True)
     # Attempts whose worker died before recording an outcome (Mosaic's poison-message counter).
-    redelivery_count = models.PositiveIntegerField(default=0)
+    crashed_attempts = models.PositiveIntegerField(default=0, db_column="redelivery_count")
     # The outbox sweeper's claim on a pending row, so two sweepers never send it together.
     claimed_until = models.DateTimeField(null=True, blank=True)
     # Pull subscriptions: the lease a consumer holds (ack ids carry the token), and until when.
@@ -431,7 +431,7 @@ class Delivery(models.Model):
         return self.status in self.FINAL_STATUSES
 
 
-class PublishedMessage(models.Model):
+class SendRecord(models.Model):
     """One routing of a delivery: a send to the broker confirmed by its RECEIPT, or its move to the dead letters."""
 
     class Kind(models.TextChoices):

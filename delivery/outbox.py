@@ -24,7 +24,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode
 from delivery import frames, rows
 from delivery.broker import BrokerError, OutgoingMessage, SendFailed
 from delivery.broker.shared import shared_broker
-from delivery.models import Delivery, PublishedMessage
+from delivery.models import Delivery, SendRecord
 from dovecote import tracing
 
 log = logging.getLogger("delivery.outbox")
@@ -136,8 +136,8 @@ def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = 
         return
     now = confirmed_at or timezone.now()
     rows.queue_sends([
-        PublishedMessage(
-            delivery=d, kind=PublishedMessage.Kind.REPLAY if d.replays else PublishedMessage.Kind.PUBLISH,
+        SendRecord(
+            delivery=d, kind=SendRecord.Kind.REPLAY if d.replays else SendRecord.Kind.PUBLISH,
             destination=d.destination, attempt=frame_attempt(d),
             correlation_id=d.message.correlation_id, sent_at=now,
         )

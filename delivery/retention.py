@@ -26,7 +26,7 @@ from typing import Any
 
 from django.db import connection
 
-from delivery.models import Delivery, DeliveryAttempt, IdempotencyKey, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, IdempotencyKey, Message, SendRecord
 from delivery.publish import IDEMPOTENCY_WINDOW
 from rooms.models import Room
 
@@ -129,7 +129,7 @@ def remove(message_ids: Sequence[uuid.UUID], now: datetime) -> Removed | None:
         if cursor.fetchone() is not None:
             return None
     tables = {name: model._meta.db_table for name, model in
-              [("attempts", DeliveryAttempt), ("sends", PublishedMessage), ("deliveries", Delivery)]}
+              [("attempts", DeliveryAttempt), ("sends", SendRecord), ("deliveries", Delivery)]}
     with connection.cursor() as cursor:
         cursor.execute(SPAN.format(message=Message._meta.db_table, **tables), {"ids": ids, "deliveries": deliveries})
         first_at, last_at = cursor.fetchone()

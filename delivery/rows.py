@@ -18,7 +18,7 @@ import psycopg
 from django.db import connection, models, transaction
 from django.db.models import Model
 
-from delivery.models import Delivery, Message, PublishedMessage
+from delivery.models import Delivery, Message, SendRecord
 from rooms.models import ApiKey, Room
 
 
@@ -31,11 +31,11 @@ def insert_deliveries(deliveries: Sequence[Delivery]) -> None:
     _insert(Delivery, deliveries)
 
 
-def insert_sends(sends: Sequence[PublishedMessage]) -> None:
-    _insert(PublishedMessage, sends)
+def insert_sends(sends: Sequence[SendRecord]) -> None:
+    _insert(SendRecord, sends)
 
 
-def queue_sends(sends: Sequence[PublishedMessage], now: datetime) -> None:
+def queue_sends(sends: Sequence[SendRecord], now: datetime) -> None:
     """Record the broker's receipts for first sends: each send's row, and its delivery pending → queued.
 
     The move is DeliveryQuerySet.mark_queued's; on PostgreSQL both are one statement, committed on
@@ -48,7 +48,7 @@ def queue_sends(sends: Sequence[PublishedMessage], now: datetime) -> None:
             Delivery.objects.filter(pk__in=[send.delivery_id for send in sends]).mark_queued(now)
             insert_sends(sends)
         return
-    sql, fields, _ = _statement(PublishedMessage)
+    sql, fields, _ = _statement(SendRecord)
     queued = (f"UPDATE {Delivery._meta.db_table} SET status = %s, claimed_until = NULL, updated_at = %s "
               f"WHERE id = ANY(%s) AND status = %s")
     _stamp(sends, fields)

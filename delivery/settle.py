@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from delivery import frames, metrics, sequencing
 from delivery.broker import Broker, BrokerError, SendFailed
-from delivery.models import Delivery, DeliveryAttempt, DeliveryState, PublishedMessage, Retrying
+from delivery.models import Delivery, DeliveryAttempt, DeliveryState, Retrying, SendRecord
 from delivery.transports import PushResult
 from subscriptions.retry import RetryPolicy
 
@@ -188,8 +188,8 @@ def schedule_retries(broker: Broker, retries: list[tuple[Failure, int]], policy:
     with transaction.atomic():
         DeliveryAttempt.objects.bulk_create(
             attempt_row(f.delivery, f.attempt, f.started_at, f.result, next_delay_ms=delay) for f, delay in sent)
-        PublishedMessage.objects.bulk_create(
-            send_row(f.delivery, PublishedMessage.Kind.RETRY, f.delivery.destination, f.attempt + 1, delay)
+        SendRecord.objects.bulk_create(
+            send_row(f.delivery, SendRecord.Kind.RETRY, f.delivery.destination, f.attempt + 1, delay)
             for f, delay in sent)
         Delivery.objects.mark_retrying(
             [Retrying(f.delivery.pk, f.attempt, (f.finished_at or now) + timedelta(milliseconds=delay),
@@ -206,7 +206,7 @@ def dead_letter(delivery: DeliveryRecord, attempt: int, reason: str, started_at:
     with transaction.atomic():
         if result is not None:
             log_attempt(delivery, attempt, started_at, result)
-        record_send(delivery, PublishedMessage.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
+        record_send(delivery, SendRecord.Kind.DEAD_LETTER, delivery.destination, attempt, 0)
         if Delivery.objects.filter(pk=delivery.pk).mark_dead_lettered(
                 reason, timezone.now(), attempt=attempt, status_code=result.status_code if result else None):
             sequencing.park_or_release([delivery])
@@ -237,13 +237,13 @@ def record_crash(delivery: DeliveryRecord, attempt: int) -> int:
             error="the worker stopped before recording an outcome; the broker redelivered the message",
         )
         Delivery.objects.filter(pk=delivery.pk).mark_crashed(timezone.now())
-    delivery.redelivery_count += 1
-    return delivery.redelivery_count
+    delivery.crashed_attempts += 1
+    return delivery.crashed_attempts
 
 
-def send_row(delivery: DeliveryRecord, kind: str, destination: str, attempt: int, delay_ms: int) -> PublishedMessage:
+def send_row(delivery: DeliveryRecord, kind: str, destination: str, attempt: int, delay_ms: int) -> SendRecord:
     """Return the published_messages row of a confirmed send (unsaved)."""
-    return PublishedMessage(delivery_id=delivery.pk, kind=kind, destination=destination, attempt=attempt,
+    return SendRecord(delivery_id=delivery.pk, kind=kind, destination=destination, attempt=attempt,
                             delay_ms=delay_ms, correlation_id=delivery.message.correlation_id)
 
 

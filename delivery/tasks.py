@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from delivery import breakers, expiry, outbox, pull, retire, sequencing, watchdog
+from delivery import expiry, long_open_breakers, outbox, pull, sequencing, subscription_teardown, watchdog
 from delivery.broker import QueueInUse
 from delivery.push import claims
 from delivery.push.engine import engine
@@ -44,7 +44,7 @@ def expire_overdue() -> int:
              max_retries=30)
 def delete_queue(destination: str) -> bool:
     """Remove the broker queue of a deleted subscription, with what is left on it, once its consumers are gone."""
-    return retire.delete_queue(destination)
+    return subscription_teardown.delete_queue(destination)
 
 
 @shared_task(ignore_result=True, expires=5)
@@ -61,5 +61,5 @@ def resend_lost_frames() -> int:
 
 @shared_task(ignore_result=True, expires=30)
 def disable_long_open_breakers() -> int:
-    """Disable subscriptions whose circuit breaker stayed open too long (delivery/breakers.py)."""
-    return len(breakers.disable_long_open())
+    """Disable subscriptions whose circuit breaker stayed open too long (delivery/long_open_breakers.py)."""
+    return len(long_open_breakers.disable_long_open())

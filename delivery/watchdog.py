@@ -52,7 +52,7 @@ from delivery import outbox
 from delivery.broker import Broker, BrokerError
 from delivery.broker.shared import shared_broker
 from delivery.frame_rules import CRASH_GRACE
-from delivery.models import Delivery, PublishedMessage
+from delivery.models import Delivery, SendRecord
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.watchdog")
@@ -137,8 +137,8 @@ def resend(deliveries: Sequence[Delivery], why: str) -> int:
     sent = []
     for start in range(0, len(deliveries), BATCH):
         sent += outbox.send_frames(deliveries[start:start + BATCH])
-    PublishedMessage.objects.bulk_create(
-        PublishedMessage(delivery=delivery, kind=PublishedMessage.Kind.RESEND, destination=frame.destination,
+    SendRecord.objects.bulk_create(
+        SendRecord(delivery=delivery, kind=SendRecord.Kind.RESEND, destination=frame.destination,
                          attempt=outbox.frame_attempt(delivery), delay_ms=frame.delay_ms,
                          correlation_id=delivery.message.correlation_id)
         for delivery, frame in sent

@@ -186,7 +186,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "delivery.tasks.expire_leases", "schedule": 1.0},
     # The safety net for frames a broker lost (delivery/watchdog.py).
     "resend-lost-frames": {"task": "delivery.tasks.resend_lost_frames", "schedule": 10.0},
-    # Circuit breakers open longer than their limit disable their subscriptions (delivery/breakers.py).
+    # Circuit breakers open longer than their limit disable their subscriptions (delivery/long_open_breakers.py).
     "disable-long-open-breakers": {"task": "delivery.tasks.disable_long_open_breakers", "schedule": 30.0},
     # Five past each hour, once the previous hour is complete; a run still going makes the next one skip.
     "run-reports": {"task": "analytics.tasks.run_reports", "schedule": crontab(minute=5),

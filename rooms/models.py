@@ -37,7 +37,7 @@ class Room(models.Model):
     retention_ms = models.PositiveBigIntegerField(
         null=True, blank=True, help_text="Settled messages older than this move to the archive; null: the default."
     )
-    # The circuit breaker's defaults for the room's push subscriptions (subscriptions/breaker.py).
+    # The circuit breaker's defaults for the room's push subscriptions (subscriptions/breaker_rules.py).
     breaker_failure_threshold = models.PositiveIntegerField(
         default=10, help_text="Consecutive failed attempts that open a subscription's breaker; 0: never on this rule."
     )

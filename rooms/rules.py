@@ -1,6 +1,6 @@
 """The bounds of a room's delivery settings (and of a subscription's overrides of them), and its event-type quota.
 
-The API's serializers (api/rooms/, api/subscriptions/) and the console's forms (console/forms.py)
+The API's serializers (api/rooms/, api/subscriptions/) and the console's forms (console/forms/)
 build their fields from these bounds and apply these checks; each words the message for its own
 readers (the API names JSON fields, the console its labels). The contract sets no upper bounds:
 these keep every value one the broker and the retry rule (subscriptions/retry.py) can handle, and
@@ -17,7 +17,7 @@ MAX_DELAY_MS = 2_147_483_647  # the column's range, about 24.8 days
 MAX_MULTIPLIER = 100.0
 MAX_ATTEMPTS = 100
 MAX_SPAN_MS = 365 * 24 * 3600 * 1000  # one year: the longest cap or expiration, and the longest delay
-# The circuit breaker's settings (subscriptions/breaker.py).
+# The circuit breaker's settings (subscriptions/breaker_rules.py).
 MAX_BREAKER_THRESHOLD = 10_000
 MIN_BREAKER_WINDOW_S, MAX_BREAKER_WINDOW_S = 1, 24 * 3600
 MIN_PROBE_DELAY_MS, MAX_PROBE_DELAY_MS = 100, 10 * 60 * 1000

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
 from rooms.models import Room
-from subscriptions.breaker import BreakerPolicy
+from subscriptions.breaker_rules import BreakerPolicy
 from subscriptions.retry import RetryPolicy
 
 
@@ -118,7 +118,7 @@ class Subscription(models.Model):
     secret_version = models.PositiveIntegerField(default=0)
     last_error = models.TextField(blank=True, default="")
     last_error_at = models.DateTimeField(null=True, blank=True)
-    # The circuit breaker (subscriptions/breaker.py): overrides of the room's settings (null: the room's)…
+    # The circuit breaker (subscriptions/breaker_rules.py): overrides of the room's settings (null: the room's)…
     breaker_failure_threshold = models.PositiveIntegerField(null=True, blank=True)
     breaker_failure_ratio = models.FloatField(null=True, blank=True)
     breaker_window_s = models.PositiveIntegerField(null=True, blank=True)

@@ -17,7 +17,7 @@ from django.db import models
 from django.test import Client
 from django.utils import timezone
 
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
 from tests.factories import make_delivery, make_event_type, make_message, make_room, make_subscription
@@ -42,7 +42,7 @@ def one_of_each() -> dict[type[models.Model], models.Model]:
         Delivery: delivery, ApiKey: ApiKey.issue("shop", rooms=[room])[0],
         DeliveryAttempt: DeliveryAttempt.objects.create(delivery=delivery, correlation_id="c", attempt=1,
                                                         outcome="failure", started_at=timezone.now()),
-        PublishedMessage: PublishedMessage.objects.create(delivery=delivery, kind="publish", attempt=1,
+        SendRecord: SendRecord.objects.create(delivery=delivery, kind="publish", attempt=1,
                                                           destination=delivery.destination, correlation_id="c"),
     }
 
@@ -58,7 +58,7 @@ def snapshot(row: models.Model) -> dict:
 
 def test_every_model_of_ours_in_the_admin_is_covered() -> None:
     assert set(registered()) == {Room, EventType, ApiKey, Subscription, Message, Delivery, DeliveryAttempt,
-                                 PublishedMessage}
+                                 SendRecord}
 
 
 @pytest.mark.parametrize("model", registered(), ids=lambda m: m._meta.label)

@@ -18,7 +18,7 @@ from django.test import Client
 from django.utils import timezone
 
 from analytics.models import ArchiveBatch, ArchivedMessage, ArchiveRun
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 from rooms.models import ApiKey
 from tests import workers
 from tests.callers import call_api
@@ -61,7 +61,7 @@ def settled_history() -> dict[str, list[Message]]:
         made = make_message(room, created_at=now - age)
         for subscription, status in zip((first, second), statuses, strict=False):
             delivery = make_delivery(made, subscription, status=status)
-            PublishedMessage.objects.create(delivery=delivery, kind="publish", destination=delivery.destination,
+            SendRecord.objects.create(delivery=delivery, kind="publish", destination=delivery.destination,
                                             attempt=1, correlation_id=made.correlation_id, sent_at=made.created_at)
             DeliveryAttempt.objects.create(delivery=delivery, correlation_id=made.correlation_id, attempt=1,
                                            started_at=made.created_at + timedelta(seconds=1), outcome="success",

@@ -399,6 +399,6 @@ def test_a_queue_with_a_consumer_is_not_deleted_under_it(open_broker: OpenBroker
     ["CONNECTED", "server:ActiveMQ-Artemis/2.40.0 ActiveMQ Artemis Messaging Engine", "heart-beat:0,0"],
 ])
 def test_the_faster_header_parser_reads_headers_as_stomp_py_does(lines: list[str]) -> None:
-    from delivery.broker.stomp import STOMP_PY_PARSE_HEADERS, parse_headers
+    from delivery.broker.stomp_wire import STOMP_PY_PARSE_HEADERS, parse_headers
 
     assert parse_headers(lines, 1) == STOMP_PY_PARSE_HEADERS(lines, 1)

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from delivery.broker import BrokerError, OutgoingMessage, SendFailed, connect
-from delivery.broker.stomp import StompBroker, parse_stomp_url
+from delivery.broker.stomp import StompBroker
+from delivery.broker.stomp_connection import parse_stomp_url
 from tests.artemis_pair import (
     BACKUP_WAITING,
     BECAME_LIVE,

@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from delivery.actions import resume_subscription
-from delivery.breakers import disable_long_open
+from delivery.long_open_breakers import disable_long_open
 from delivery.models import Delivery, DeliveryAttempt
 from rooms.models import ApiKey, Room
 from subscriptions.models import BreakerTransition, Subscription

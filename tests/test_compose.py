@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-from delivery.broker.stomp import parse_stomp_url
+from delivery.broker.stomp_connection import parse_stomp_url
 from tests.services import missing_service
 
 ROOT = Path(__file__).resolve().parent.parent

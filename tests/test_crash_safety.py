@@ -73,4 +73,4 @@ def test_a_worker_killed_mid_delivery_is_replaced_and_the_message_delivered(
     assert len(requests) >= 2 and {r.headers["webhook-id"] for r in requests} == {reply["message_id"]}
     timeline = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("attempt", "outcome"))
     assert timeline == [(1, "crashed"), (1, "success")]
-    assert delivery.redelivery_count == 1 and delivery.attempt_started_at is None
+    assert delivery.crashed_attempts == 1 and delivery.attempt_started_at is None

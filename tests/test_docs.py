@@ -30,7 +30,7 @@ def test_the_architecture_explains_the_embedded_mode_ebr_and_the_poison_counter(
     for part in ("waitress", "SQLite", "in-memory broker", "beat", "worker", "PORT", "lock", "restart"):
         assert part in embedded, part
     assert "**EBR**, exponential backoff retry" in text and "min(d × m^k, cap)" in text
-    assert "**poison counter** is\n`redelivery_count`" in text
+    assert "**poison counter** is\n`crashed_attempts`" in text
     assert "## Lost frames: the watchdog" in text
 
 

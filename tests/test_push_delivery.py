@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from standardwebhooks.webhooks import Webhook
 
-from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, SendRecord
 from rooms.models import ApiKey
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, Reply, always, failing_then
@@ -64,7 +64,7 @@ def test_an_event_reaches_each_matching_push_subscriber_once_signed(client: Clie
         assert envelope["type"] == "order.created" and envelope["version"] == "1"
     time.sleep(0.5)
     assert receiver.requests("/paid") == [] and len(receiver.requests("/all")) == 1
-    assert PublishedMessage.objects.filter(kind="publish").count() == 2
+    assert SendRecord.objects.filter(kind="publish").count() == 2
 
 
 def test_a_receiver_failing_twice_is_delivered_on_the_third_attempt(client: Client, receiver: Receiver) -> None:
@@ -103,7 +103,7 @@ def test_backoff_gaps_follow_the_ebr_rule_then_the_message_is_dead_lettered(
     timeline = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("attempt", "next_delay_ms"))
     assert timeline == [(1, 400), (2, 800), (3, 1600), (4, None)]
     assert "gave up after 4 attempts" in delivery.last_error
-    assert PublishedMessage.objects.filter(delivery=delivery, kind="dead_letter").count() == 1
+    assert SendRecord.objects.filter(delivery=delivery, kind="dead_letter").count() == 1
 
 
 def test_a_subscription_override_beats_the_rooms_settings(client: Client, receiver: Receiver) -> None:

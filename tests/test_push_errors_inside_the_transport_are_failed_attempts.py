@@ -24,7 +24,7 @@ from delivery.broker.shared import shared_broker
 from delivery.http1 import Http1Client, Response
 from delivery.models import Delivery, DeliveryAttempt
 from delivery.push.engine import PushEngine
-from delivery.retire import delete_queue
+from delivery.subscription_teardown import delete_queue
 from rooms.models import ApiKey
 from subscriptions.models import Subscription
 from tests.factories import make_event_type, make_room, make_subscription

@@ -14,7 +14,7 @@ from delivery import frames
 from delivery.attempts import Arrival, Attempt, start_attempts
 from delivery.broker import Broker, connect
 from delivery.frame_rules import POISON_LIMIT
-from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, SendRecord
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db
@@ -101,21 +101,21 @@ def test_an_attempt_whose_worker_died_is_logged_as_crashed_and_retried(broker: B
     job = prepare(delivery.subscription, broker, consumer, frame)
     assert job is not None and job.attempt == 1
     delivery.refresh_from_db()
-    assert delivery.redelivery_count == 1
+    assert delivery.crashed_attempts == 1
     assert list(DeliveryAttempt.objects.values_list("attempt", "outcome")) == [(1, "crashed")]
 
 
 def test_a_message_that_keeps_killing_workers_is_dead_lettered(broker: Broker, delivery: Delivery) -> None:
     long_ago = timezone.now() - timedelta(minutes=5)
     Delivery.objects.filter(pk=delivery.pk).update(
-        attempts=1, attempt_started_at=long_ago, redelivery_count=POISON_LIMIT - 1
+        attempts=1, attempt_started_at=long_ago, crashed_attempts=POISON_LIMIT - 1
     )
     consumer, frame = receive_attempt(broker, delivery, 1)
     assert prepare(delivery.subscription, broker, consumer, frame) is None
     delivery.refresh_from_db()
     assert delivery.status == "dead_lettered"
     assert delivery.last_error == f"poison message: the worker died {POISON_LIMIT} times while delivering it"
-    assert PublishedMessage.objects.filter(delivery=delivery, kind="dead_letter").exists()
+    assert SendRecord.objects.filter(delivery=delivery, kind="dead_letter").exists()
     assert consumer.receive(0.3) is None  # the frame was acked; PostgreSQL holds the dead letter
 
 
@@ -149,7 +149,7 @@ def test_a_sweep_that_cannot_reach_the_broker_leaves_its_rows_for_the_next_sweep
 def test_retiring_a_subscription_dead_letters_what_was_unsettled_and_deletes_its_queue(delivery: Delivery) -> None:
     from django.test import override_settings
 
-    from delivery.retire import delete_queue, retire_deliveries
+    from delivery.subscription_teardown import delete_queue, retire_deliveries
 
     assert retire_deliveries(delivery.subscription_id, "subscription deleted") == 1
     delivery.refresh_from_db()
@@ -215,7 +215,7 @@ def test_a_duplicate_in_the_same_burst_is_judged_after_the_first_frame(broker: B
     jobs, settled_now = prepare_burst(delivery.subscription, broker, consumer, burst)
     # The first claims attempt 1; the second finds it under way and is put back to be looked at later.
     assert len(jobs) == 1 and settled_now == 1
-    assert PublishedMessage.objects.filter(delivery=delivery, kind="recheck").count() == 1
+    assert SendRecord.objects.filter(delivery=delivery, kind="recheck").count() == 1
 
 
 def test_a_claim_lost_to_another_worker_is_deferred_not_started(
@@ -241,7 +241,7 @@ def test_a_claim_lost_to_another_worker_is_deferred_not_started(
     monkeypatch.setattr(type(Delivery.objects), "claim_fresh", lambda manager, claims, now: None)
     jobs, settled_now = prepare_burst(subscription, broker, consumer, burst)
     assert [job.delivery.pk for job in jobs] == [delivery.pk] and settled_now == 1
-    assert PublishedMessage.objects.filter(delivery=other, kind="recheck").count() == 1
+    assert SendRecord.objects.filter(delivery=other, kind="recheck").count() == 1
 
 
 def test_failures_settled_together_send_their_copies_together(broker: Broker, delivery: Delivery) -> None:
@@ -277,7 +277,7 @@ def test_failures_settled_together_send_their_copies_together(broker: Broker, de
                                                                "dead_lettered"]
     # Unconfirmed copies leave no trace: their attempts are still under way, their frames come back.
     assert not DeliveryAttempt.objects.filter(delivery__in=[others[1], others[2]]).exists()
-    assert PublishedMessage.objects.filter(kind="retry").count() == 2
+    assert SendRecord.objects.filter(kind="retry").count() == 2
 
 
 def test_the_one_statement_claim_takes_exactly_what_the_frame_rules_would_claim(broker: Broker) -> None:

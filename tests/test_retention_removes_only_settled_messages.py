@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from delivery import retention
-from delivery.models import Delivery, DeliveryAttempt, IdempotencyKey, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, IdempotencyKey, Message, SendRecord
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db
@@ -91,7 +91,7 @@ def test_remove_deletes_a_message_with_its_deliveries_attempts_sends_and_keys() 
     for message in (gone, stays):
         for delivery in message.deliveries.all():
             DeliveryAttempt.objects.create(delivery=delivery, correlation_id="c", attempt=1, outcome="success")
-            PublishedMessage.objects.create(delivery=delivery, kind="publish", destination=delivery.destination,
+            SendRecord.objects.create(delivery=delivery, kind="publish", destination=delivery.destination,
                                             attempt=1, correlation_id="c")
         IdempotencyKey.objects.create(room=room, key=f"k-{message.pk}", message=message,
                                       created_at=now - timedelta(days=2))
@@ -103,7 +103,7 @@ def test_remove_deletes_a_message_with_its_deliveries_attempts_sends_and_keys() 
     assert not Message.objects.filter(pk=gone.pk).exists()
     assert Delivery.objects.filter(message=stays).count() == 1
     assert DeliveryAttempt.objects.filter(delivery__message=stays).count() == 1
-    assert PublishedMessage.objects.filter(delivery__message=stays).count() == 1
+    assert SendRecord.objects.filter(delivery__message=stays).count() == 1
     assert IdempotencyKey.objects.filter(message=stays).count() == 1
 
 

@@ -61,6 +61,6 @@ def test_a_huge_retry_after_schedules_the_retry_a_day_later(client: Client, rece
     [attempt] = DeliveryAttempt.objects.filter(delivery__message_id=message_id)
     assert (attempt.outcome, attempt.status_code, attempt.next_delay_ms) == ("failure", 503, DAY_MS)
     delivery = Delivery.objects.get(message_id=message_id, subscription=subscription)
-    assert delivery.status == "retrying" and delivery.redelivery_count == 0
+    assert delivery.status == "retrying" and delivery.crashed_attempts == 0
     time.sleep(1.0)
     assert len(receiver.requests("/busy")) == 1  # no crash, no early retry

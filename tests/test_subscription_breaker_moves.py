@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from delivery.push import breaker, claims
+from delivery.push import claims, session_breaker
 from delivery.push.session import record_throttle
 from subscriptions.models import BreakerTransition, Subscription
 from tests.factories import make_room, make_subscription
@@ -66,13 +66,13 @@ def test_a_session_whose_claim_lapsed_cannot_overwrite_the_next_sessions_failure
     subscription = make_subscription(make_room())
     Subscription.objects.filter(pk=subscription.pk).update(session_token="first-start")
     assert claims.adopt(subscription.pk, "first-start", "engine-a") is not None
-    assert breaker.record_failures(subscription.pk, 4, "engine-a")
+    assert session_breaker.record_failures(subscription.pk, 4, "engine-a")
 
     # engine-a stalled past its claim; a new session started and its engine adopted the claim, counting on.
     Subscription.objects.filter(pk=subscription.pk).update(session_token="second-start")
     assert claims.adopt(subscription.pk, "second-start", "engine-b") is not None
-    assert breaker.record_failures(subscription.pk, 0, "engine-b")  # a success: the count starts over
-    assert not breaker.record_failures(subscription.pk, 7, "engine-a")  # the stalled session's late write
+    assert session_breaker.record_failures(subscription.pk, 0, "engine-b")  # a success: the count starts over
+    assert not session_breaker.record_failures(subscription.pk, 7, "engine-a")  # the stalled session's late write
 
     assert Subscription.objects.get(pk=subscription.pk).breaker_failures == 0
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from analytics import synthetic_history
-from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, SendRecord
 from subscriptions.models import Subscription
 
 pytestmark = pytest.mark.django_db
@@ -25,20 +25,20 @@ def history() -> synthetic_history.Summary:
 def test_every_delivery_is_published_once_and_ends_in_a_status_the_workers_use(history) -> None:
     deliveries = Delivery.objects.all()
     assert history.deliveries == deliveries.count() > history.messages == 600
-    publishes = Counter(PublishedMessage.objects.filter(kind="publish").values_list("delivery_id", flat=True))
+    publishes = Counter(SendRecord.objects.filter(kind="publish").values_list("delivery_id", flat=True))
     assert set(publishes.values()) == {1} and len(publishes) == history.deliveries
     assert set(history.statuses) <= set(Delivery.Status.values)
     assert {"delivered", "acked", "expired", "dead_lettered"} <= set(history.statuses)
     assert not deliveries.filter(status="pending").exists()
-    first = PublishedMessage.objects.order_by("sent_at").first().sent_at
-    last = max(PublishedMessage.objects.order_by("-sent_at").first().sent_at,
+    first = SendRecord.objects.order_by("sent_at").first().sent_at
+    last = max(SendRecord.objects.order_by("-sent_at").first().sent_at,
                DeliveryAttempt.objects.order_by("-started_at").first().started_at)
     assert END - timedelta(days=1) <= first and last <= END
 
 
 def test_failed_attempts_are_retried_after_the_subscription_s_ebr_delay(history) -> None:
     policies = {s.pk: s.retry_policy for s in Subscription.objects.select_related("room")}
-    retries = {(s.delivery_id, s.attempt): s for s in PublishedMessage.objects.filter(kind="retry")}
+    retries = {(s.delivery_id, s.attempt): s for s in SendRecord.objects.filter(kind="retry")}
     checked = 0
     for attempt in DeliveryAttempt.objects.exclude(next_delay_ms=None).select_related("delivery"):
         policy = policies[attempt.delivery.subscription_id]

@@ -19,7 +19,7 @@ from delivery import outbox, watchdog
 from delivery.broker import BrokerUnavailable
 from delivery.broker.memory import reset_hub
 from delivery.broker.shared import close_shared_broker, shared_broker
-from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, SendRecord
 from delivery.push.engine import PushEngine
 from demo import seed
 from subscriptions.models import Subscription
@@ -112,7 +112,7 @@ def test_a_delivery_whose_frame_was_lost_is_sent_again_at_its_next_attempt_and_d
 
     assert watchdog.resend_lost() == 1
 
-    [resent] = PublishedMessage.objects.filter(delivery=delivery, kind="resend")
+    [resent] = SendRecord.objects.filter(delivery=delivery, kind="resend")
     assert resent.attempt == attempts + 1
     delivery.refresh_from_db()
     assert delivery.status == status  # sending again changes no status
@@ -128,7 +128,7 @@ def test_a_pending_delivery_with_attempts_is_sent_at_its_next_attempt(memory_bro
 
     outbox.send([loaded(delivery)])
 
-    assert PublishedMessage.objects.get(delivery=delivery).attempt == 4
+    assert SendRecord.objects.get(delivery=delivery).attempt == 4
     frame = shared_broker().consumer(delivery.destination).receive(timeout=1)
     assert frame.headers["dovecote-attempt"] == "4"
 
@@ -139,7 +139,7 @@ def test_nothing_is_sent_again_while_the_queue_holds_a_frame_for_each_delivery(a
     age(backlog, unpulled, by=timedelta(hours=1))
 
     assert watchdog.resend_lost() == 0
-    assert not PublishedMessage.objects.filter(kind="resend").exists()
+    assert not SendRecord.objects.filter(kind="resend").exists()
 
 
 def test_only_the_missing_frames_are_sent_again_the_most_overdue_first(memory_broker: str) -> None:
@@ -152,7 +152,7 @@ def test_only_the_missing_frames_are_sent_again_the_most_overdue_first(memory_br
     assert watchdog.resend_lost() == 2
 
     # The queue holds one frame for three deliveries: two are sent again, the longest overdue.
-    assert sorted(PublishedMessage.objects.filter(kind="resend").values_list("delivery_id", flat=True)) == \
+    assert sorted(SendRecord.objects.filter(kind="resend").values_list("delivery_id", flat=True)) == \
         sorted(delivery.pk for delivery in lost)
     assert watchdog.resend_lost() == 0  # now the queue holds as many frames as deliveries
 
@@ -212,7 +212,7 @@ def test_an_attempt_whose_worker_died_is_sent_again_at_the_same_attempt_and_coun
     run_session(delivery.subscription)
 
     delivery.refresh_from_db()
-    assert delivery.status == Status.DELIVERED and delivery.attempts == 2 and delivery.redelivery_count == 1
+    assert delivery.status == Status.DELIVERED and delivery.attempts == 2 and delivery.crashed_attempts == 1
     assert list(delivery.attempt_log.values_list("attempt", "outcome")) == [(2, "crashed"), (2, "success")]
     assert [r.headers["X-Delivery-Attempt"] for r in receiver.requests("/hook")] == ["2"]
 

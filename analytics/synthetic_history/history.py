@@ -25,7 +25,7 @@ from analytics.synthetic_history.copy_writer import (
 )
 from analytics.synthetic_history.fixtures import Setup, ensure_rooms
 from analytics.synthetic_history.simulation import Simulator
-from delivery.models import Delivery, DeliveryAttempt, Message, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 
 BATCH_MESSAGES = 5_000
 
@@ -51,7 +51,7 @@ def generate(messages: int, days: float, *, seed: int = 1, end: datetime | None 
     simulator = Simulator(rng, end)
     tables = {name: CopyTable(model, columns) for name, model, columns in (
         ("messages", Message, MESSAGE_COLUMNS), ("deliveries", Delivery, DELIVERY_COLUMNS),
-        ("sends", PublishedMessage, SEND_COLUMNS), ("attempts", DeliveryAttempt, ATTEMPT_COLUMNS))}
+        ("sends", SendRecord, SEND_COLUMNS), ("attempts", DeliveryAttempt, ATTEMPT_COLUMNS))}
     counts: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     batches = (simulate_batch(simulator, rng, setups, times)

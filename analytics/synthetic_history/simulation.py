@@ -8,10 +8,10 @@ from datetime import datetime, timedelta
 
 from analytics.synthetic_history.fixtures import Target
 from delivery.frame_rules import CRASH_GRACE, POISON_LIMIT
-from delivery.models import Delivery, DeliveryAttempt, PublishedMessage
+from delivery.models import Delivery, DeliveryAttempt, SendRecord
 from subscriptions.models import Subscription
 
-Status, Outcome, Kind, Type = Delivery.Status, DeliveryAttempt.Outcome, PublishedMessage.Kind, Subscription.Type
+Status, Outcome, Kind, Type = Delivery.Status, DeliveryAttempt.Outcome, SendRecord.Kind, Subscription.Type
 CRASH_CHANCE = 0.0005  # per push attempt: the worker dies mid-POST (frame_rules: RESUME, then POISON)
 CRASH_GRACE_MS = int(CRASH_GRACE.total_seconds() * 1000)
 REPLAY_CHANCE = 0.05  # of dead letters, replayed by an operator some hours later

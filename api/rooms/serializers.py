@@ -57,7 +57,7 @@ def cap_ms_field(**options: Any) -> serializers.IntegerField:
 
 
 def breaker_field(name: str, **options: Any) -> serializers.Field:
-    """One of the circuit breaker's settings (subscriptions/breaker.py), for a room or a subscription's override."""
+    """One of the circuit breaker's settings (subscriptions/breaker_rules.py), for a room or a subscription."""
     if name == "breaker_failure_ratio":
         return FiniteFloatField(
             min_value=0.0, max_value=1.0, **options,

@@ -5,6 +5,8 @@
 - `engine.py`: one event loop per worker process, running every session it was given;
 - `session.py`: one subscription's session: frames from its queue, at most `max_in_flight`
   POSTs at once through delivery/transports.py;
+- `session_breaker.py`: the circuit breaker as the session runs it (its rules in
+  subscriptions/breaker_rules.py);
 - `ledger.py`: on PostgreSQL, fresh claims and successes recorded on the event loop itself,
   coalesced across sessions (the common case, without thread hand-off or ORM);
 - `bookkeeper.py`: the rest of the database and broker work of all sessions, in batches on its

@@ -17,6 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from django.db import close_old_connections, connection
@@ -30,14 +31,22 @@ from delivery.transports import PushResult
 log = logging.getLogger("delivery.push")
 T = TypeVar("T")
 
-START, JUDGE, SETTLE, CALL = "start", "judge", "settle", "call"
 BATCH_LIMIT = 500  # frames or outcomes in one batch
 CONNECTION_CHECK_S = 5.0  # how often a thread checks its database connection (CONN_MAX_AGE, health)
 
 
+class JobKind(StrEnum):
+    """What a bookkeeper job is; jobs of one kind waiting together run as one batch (a call runs alone)."""
+
+    START = "start"  # frames to judge, fresh ones claimed in one statement
+    JUDGE = "judge"  # frames to judge one by one (the ledger tried the one-statement claim already)
+    SETTLE = "settle"  # finished POSTs to record, their frames to ack
+    CALL = "call"  # one database call
+
+
 @dataclass
 class _Job:
-    kind: str
+    kind: JobKind
     items: list[Any]
     future: asyncio.Future[Any]
     call: Callable[[], Any] | None = None
@@ -61,22 +70,22 @@ class Bookkeeper:
 
         `claim_fresh=False`: the ledger tried the one-statement claim already; judge them one by one.
         """
-        return await self._submit(START if claim_fresh else JUDGE, arrivals)
+        return await self._submit(JobKind.START if claim_fresh else JobKind.JUDGE, arrivals)
 
     async def record(self, finished: list[tuple[Attempt, PushResult]]) -> None:
         """Record finished POSTs (with other sessions' outcomes waiting too) and ack their frames."""
-        await self._submit(SETTLE, finished)
+        await self._submit(JobKind.SETTLE, finished)
 
     async def call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one database call on a bookkeeper thread."""
-        return await self._submit(CALL, [], lambda: function(*args, **kwargs))
+        return await self._submit(JobKind.CALL, [], lambda: function(*args, **kwargs))
 
     def close(self) -> None:
         with self._ready:
             self._closed = True
             self._ready.notify_all()
 
-    def _submit(self, kind: str, items: list[Any], call: Callable[[], Any] | None = None) -> asyncio.Future[Any]:
+    def _submit(self, kind: JobKind, items: list[Any], call: Callable[[], Any] | None = None) -> asyncio.Future[Any]:
         future = asyncio.get_running_loop().create_future()
         with self._ready:
             self._jobs.append(_Job(kind, items, future, call))
@@ -110,7 +119,7 @@ class Bookkeeper:
         """Take the first job and every other waiting job of its kind (a call runs alone)."""
         first = self._jobs.popleft()
         batch = [first]
-        if first.kind == CALL:
+        if first.kind == JobKind.CALL:
             return batch
         size = len(first.items)
         for job in list(self._jobs):
@@ -122,12 +131,12 @@ class Bookkeeper:
 
     def _run(self, batch: list[_Job]) -> list[Any]:
         kind = batch[0].kind
-        if kind == CALL:
+        if kind == JobKind.CALL:
             assert batch[0].call is not None
             return [batch[0].call()]
         items = [item for job in batch for item in job.items]
-        if kind in (START, JUDGE):
-            results = start_attempts(self.broker, items, claim_fresh=kind == START)
+        if kind in (JobKind.START, JobKind.JUDGE):
+            results = start_attempts(self.broker, items, claim_fresh=kind == JobKind.START)
             split, offset = [], 0
             for job in batch:
                 split.append(results[offset:offset + len(job.items)])

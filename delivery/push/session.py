@@ -18,7 +18,7 @@ Each claim reads the subscription's secret version with the delivery: an attempt
 one than the session holds (a rotation since the engine's last reread) rereads the secrets before
 signing.
 
-The circuit breaker (breaker.py, subscriptions/breaker.py) gates what the session takes, read from
+The circuit breaker (session_breaker.py, subscriptions/breaker_rules.py) gates what the session takes, read from
 memory: while it is open, the frames taken are put back on the broker until the next probe time
 (no attempt starts, none is counted); once that time comes, the breaker turns half-open and one
 frame at a time is taken, its attempt the probe; closed, up to `max_in_flight`.
@@ -47,7 +47,7 @@ from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 from delivery import frames, metrics
 from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse_frames, withdraw
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
-from delivery.push import breaker, claims
+from delivery.push import claims, session_breaker
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.budget import SocketBudget
 from delivery.push.ledger import Ledger
@@ -99,7 +99,7 @@ class PushSession:
         self.settled = 0
         self._wakeup = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
-        self.outcomes: breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
+        self.outcomes: session_breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
         self._moving = False  # a breaker transition is being recorded
         self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
         self._failures_on_row = 0  # the consecutive-failure count the row holds as far as the session knows
@@ -144,7 +144,7 @@ class PushSession:
                                                          engine.token)
         if self.subscription is None:
             return  # another session took over meanwhile
-        self.outcomes = breaker.OutcomeCounter(self.subscription.breaker_failures)
+        self.outcomes = session_breaker.OutcomeCounter(self.subscription.breaker_failures)
         self._failures_on_row = self.subscription.breaker_failures
         loop = asyncio.get_running_loop()
         def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
@@ -259,7 +259,7 @@ class PushSession:
             if self.in_flight:
                 return False  # attempts started before it opened finish first
             self._moving = True
-            self._spawn(self._move(breaker.probe_now, subscription))
+            self._spawn(self._move(session_breaker.probe_now, subscription))
             return True
         frames = list(self.inbox)
         self.inbox.clear()
@@ -299,10 +299,11 @@ class PushSession:
         if subscription is None or counter is None or result.gone:
             return
         before = counter.failures
-        move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
+        move = session_breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy,
+                                             attempt, result)
         if move is not None and not self._moving:
             self._moving = True
-            await self._move(breaker.record_move, subscription, move, counter.failures)
+            await self._move(session_breaker.record_move, subscription, move, counter.failures)
         elif counter.failures != before and self._failures_due():
             await self._write_failures()
 
@@ -319,7 +320,7 @@ class PushSession:
                 return
             failures = self.outcomes.failures
             try:
-                await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, failures,
+                await self.engine.bookkeeper.call(session_breaker.record_failures, self.subscription_id, failures,
                                                   self.engine.token)
                 self._failures_on_row = failures
             except Exception:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.utils import timezone
 
-from delivery.retire import retire_deliveries
+from delivery.subscription_teardown import retire_deliveries
 from subscriptions.models import Subscription
 
 log = logging.getLogger("delivery.breakers")

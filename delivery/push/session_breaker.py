@@ -1,4 +1,4 @@
-"""The circuit breaker as a push session runs it (the rules: subscriptions/breaker.py).
+"""The circuit breaker as a push session runs it (the rules: subscriptions/breaker_rules.py).
 
 One session at a time delivers a subscription (claims.py), so the session sees every outcome and
 counts them in memory: the consecutive failures (also written to the subscription row when they
@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from delivery.attempts import Attempt
 from delivery.transports import PushResult
-from subscriptions.breaker import BreakerPolicy
+from subscriptions.breaker_rules import BreakerPolicy
 from subscriptions.models import Subscription
 
 Breaker = Subscription.Breaker
