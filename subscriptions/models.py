@@ -99,9 +99,6 @@ class Subscription(models.Model):
     breaker_opened_at = models.DateTimeField(null=True, blank=True)
     breaker_probes = models.PositiveIntegerField(default=0)  # failed probes since it opened
     breaker_next_probe_at = models.DateTimeField(null=True, blank=True)
-    # A push session (one worker draining this subscription's queue) holds this claim while it runs.
-    session_until = models.DateTimeField(null=True, blank=True)
-    session_token = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

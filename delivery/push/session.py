@@ -89,6 +89,9 @@ class PushSession:
         self.subscription_id = subscription_id
         self.token = token
         self.subscription: Subscription | None = None
+        self.sessions = 1  # the subscription's live sessions on every worker, at the last renewal (claims.py)
+        self.share = 0  # POSTs this session may have under way: its share of max_in_flight (set on adoption)
+        self._sized_for = 1  # the session count its POSTs in flight fit the share of
         self.inbox: deque[ReceivedMessage] = deque()
         self.in_flight = 0  # frames taken and not yet settled: judged, POSTing, or being recorded
         self.accepting = True
@@ -113,11 +116,13 @@ class PushSession:
 
     # -- what the engine tells a session ----------------------------------------------------------
 
-    def refreshed(self, subscription: Subscription | None) -> None:
-        """Take the subscription as it is now (None: deleted, or the claim was lost)."""
-        if subscription is None or not subscription.is_active:
+    def refreshed(self, held: claims.Held | None) -> None:
+        """Take the subscription as it is now, with the session's share (None: deleted, or the claim was lost)."""
+        subscription = held.subscription if held is not None else None
+        if held is None or subscription is None or not subscription.is_active:
             self.stop()
         else:
+            self.sessions, self.share = held.sessions, held.share
             if self.subscription is not None and (self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S):
                 keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
             if self.subscription is not None:
@@ -133,6 +138,20 @@ class PushSession:
             self._slots(0)  # wait for no slot of the socket budget: the other sessions get them
         self._wakeup.set()
 
+    def report(self) -> claims.Report:
+        """What the engine's renewal records: the session count this session fits the share of, and if it is hot."""
+        if self.subscription is not None and self.in_flight <= max(1, self.subscription.max_in_flight // self.sessions):
+            self._sized_for = self.sessions
+        return claims.Report(sized_for=self._sized_for, hot=self.is_hot())
+
+    def is_hot(self) -> bool:
+        """At its share of max_in_flight with frames waiting, the breaker closed and no pause: more sessions help."""
+        subscription = self.subscription
+        if not self.accepting or subscription is None or not self.inbox or self.share == 0:
+            return False
+        paused = subscription.throttled_until is not None and subscription.throttled_until > timezone.now()
+        return subscription.breaker_state == Breaker.CLOSED and not paused and self.in_flight >= self._width()
+
     def is_idle(self) -> bool:
         return (not self.inbox and self.in_flight == 0
                 and time.monotonic() - self.last_activity > self.engine.session_idle_s)
@@ -141,10 +160,11 @@ class PushSession:
 
     async def run(self) -> None:
         engine = self.engine
-        self.subscription = await engine.bookkeeper.call(claims.adopt, self.subscription_id, self.token,
-                                                         engine.token)
-        if self.subscription is None:
-            return  # another session took over meanwhile
+        held = await engine.bookkeeper.call(claims.adopt, self.subscription_id, self.token, engine.token)
+        if held is None:
+            return  # another session took over meanwhile, or this worker runs one already
+        self.subscription, self.sessions, self.share = held.subscription, held.sessions, held.share
+        self._sized_for = held.sessions
         self.outcomes = breaker.OutcomeCounter(self.subscription.breaker_failures)
         self._failures_on_row = self.subscription.breaker_failures
         loop = asyncio.get_running_loop()
@@ -160,7 +180,7 @@ class PushSession:
             consumer.close()
             await self._write_failures()  # the last count (after any write under way)
             await engine.bookkeeper.call(claims.release, self.subscription_id, engine.token, hand_over=self.hand_over)
-        log.debug("push session for subscription %s ended after %d deliveries", self.subscription_id, self.settled)
+        log.info("push session for subscription %s ended after %d deliveries", self.subscription_id, self.settled)
 
     def _arrived(self, frame: ReceivedMessage) -> None:
         self.inbox.append(frame)
@@ -244,9 +264,9 @@ class PushSession:
         return sleep
 
     def _width(self) -> int:
-        """How many frames may be under way: one while the breaker probes, else `max_in_flight`."""
+        """How many frames may be under way: one while the breaker probes, else the session's share of max_in_flight."""
         assert self.subscription is not None
-        return 1 if self.subscription.breaker_state == Breaker.HALF_OPEN else self.subscription.max_in_flight
+        return min(1, self.share) if self.subscription.breaker_state == Breaker.HALF_OPEN else self.share
 
     def _breaker_gate(self, consumer: Consumer) -> bool:
         """With the breaker open: hold what the inbox has until the next probe, or start probing; True if it acted."""
