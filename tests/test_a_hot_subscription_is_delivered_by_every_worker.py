@@ -132,7 +132,7 @@ def test_ordering_keys_stay_in_order_when_two_workers_share_a_subscription(
         client: Client, receiver: Receiver, two_workers: list[WorkerProcess]) -> None:
     room, key = room_and_key()
     url = receiver.script("/ordered", lambda n: Reply(204, delay_s=0.05))
-    subscription = make_subscription(room, push_url=url, max_in_flight=8)
+    subscription = make_subscription(room, push_url=url, ordering="on", max_in_flight=8)
 
     publish(client, key, room, numbered(800, keys=20))
     wait_until_delivered(subscription, 800, receiver, "/ordered")

@@ -106,7 +106,6 @@ class PushSession:
         self.outcomes: breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
         self._moving = False  # a breaker transition is being recorded
         self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
-        self._failures_on_row = 0  # the consecutive-failure count the row holds as far as the session knows
         self._failures_written_at = -FAILURES_WRITE_S  # monotonic
         self._failures_lock = asyncio.Lock()  # one write of the count at a time, in order
         self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
@@ -166,7 +165,6 @@ class PushSession:
         self.subscription, self.sessions, self.share = held.subscription, held.sessions, held.share
         self._sized_for = held.sessions
         self.outcomes = breaker.OutcomeCounter(self.subscription.breaker_failures)
-        self._failures_on_row = self.subscription.breaker_failures
         loop = asyncio.get_running_loop()
         def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
             loop.call_soon_threadsafe(self._arrived, frame)
@@ -302,16 +300,20 @@ class PushSession:
             self._settled(len(frames))
 
     async def _move(self, record: Any, *args: Any) -> None:
-        """Record a breaker transition on a bookkeeper thread; the session takes no frame meanwhile."""
+        """Record a breaker transition on a bookkeeper thread; the session takes no frame meanwhile.
+
+        A transition another session recorded first (the state moved meanwhile) is not this session's:
+        the engine's next reread brings the state that session recorded.
+        """
         try:
-            await self.engine.bookkeeper.call(record, *args)
+            if await self.engine.bookkeeper.call(record, *args):
+                self._moved_at = time.monotonic()
         except Exception:
             log.exception("push session for subscription %s could not record a breaker transition",
                           self.subscription_id)
             self.stop(hand_over=True)
         finally:
             self._moving = False
-            self._moved_at = time.monotonic()
             self._wakeup.set()
 
     async def _count_outcome(self, attempt: Attempt, result: PushResult) -> None:
@@ -319,33 +321,39 @@ class PushSession:
         subscription, counter = self.subscription, self.outcomes
         if subscription is None or counter is None or result.gone:
             return
-        before = counter.failures
         move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
         if move is not None and not self._moving:
             self._moving = True
+            counter.take_unwritten()  # the transition writes the whole count
             await self._move(breaker.record_move, subscription, move, counter.failures)
-        elif counter.failures != before and self._failures_due():
+        elif self._failures_due():
             await self._write_failures()
 
     def _failures_due(self) -> bool:
-        """The count moved since the row last got it, and the last write is FAILURES_WRITE_S old."""
-        return (self.outcomes is not None and self.outcomes.failures != self._failures_on_row
-                and not self._failures_lock.locked()
+        """The row lacks failures (or a success) counted here, and the last write is FAILURES_WRITE_S old."""
+        counter, subscription = self.outcomes, self.subscription
+        if counter is None or subscription is None:
+            return False
+        if counter.reset and not counter.unwritten and not subscription.breaker_failures:
+            counter.reset = False  # a success, with no failure on the row (at the last reread) to restart
+        return ((counter.unwritten > 0 or counter.reset) and not self._failures_lock.locked()
                 and time.monotonic() - self._failures_written_at >= FAILURES_WRITE_S)
 
     async def _write_failures(self) -> None:
-        """Keep the consecutive-failure count on the row (the next session goes on from it), one write at a time."""
+        """Add the failures counted here to the row's count (every session's), one write at a time; read it back."""
         async with self._failures_lock:
-            if self.outcomes is None or self.outcomes.failures == self._failures_on_row:
+            counter = self.outcomes
+            if counter is None or not (counter.unwritten or counter.reset):
                 return
-            failures = self.outcomes.failures
+            taken = counter.take_unwritten()
+            row = -1
             try:
-                await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, failures)
-                self._failures_on_row = failures
+                row = await self.engine.bookkeeper.call(breaker.record_failures, self.subscription_id, *taken)
             except Exception:
                 log.exception("push session for subscription %s could not record its failure count",
                               self.subscription_id)
             finally:
+                counter.written(row, taken)
                 self._failures_written_at = time.monotonic()
 
     def _heed(self, result: PushResult) -> datetime | None:
