@@ -1,8 +1,9 @@
-"""One subscription's push session: its queue's frames, at most `max_in_flight` POSTs at once.
+"""One subscription's push session: its queue's frames, at most its share of `max_in_flight` POSTs at once.
 
-A session lives on its worker's event loop (engine.py). Its consumer listens on the
-subscription's destination with a prefetch of `max_in_flight`; frames land in an inbox, and
-whenever POSTs are below `max_in_flight` the session takes what the inbox holds, as far as the
+A session lives on its worker's event loop (engine.py); a hot subscription has one on several
+workers, each with a share of `max_in_flight` that the engine rereads every second (claims.py).
+Its consumer listens on the subscription's destination with a prefetch of `max_in_flight`; frames
+land in an inbox, and whenever POSTs are below its share the session takes what the inbox holds, as far as the
 engine's socket budget gives it slots (budget.py: one per POST, fair between rooms), has the
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
 recorded by the bookkeeper, which acks the frame; only then does its slot free up. A slot frees
