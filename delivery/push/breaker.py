@@ -102,7 +102,7 @@ def judge_outcome(state: str, counter: OutcomeCounter, policy: BreakerPolicy, at
     return None
 
 
-def record_move(subscription: Subscription, move: Move, failures: int) -> bool:
+def record_move(subscription: Subscription, move: Move, failures: int | None) -> bool:
     """Record a transition decided by a session (on a bookkeeper thread); False if the state moved meanwhile."""
     return subscription.move_breaker(move.to, move.reason, now=timezone.now(), delivery_id=move.delivery_id,
                                      attempt=move.attempt, failures=failures)

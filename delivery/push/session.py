@@ -325,8 +325,8 @@ class PushSession:
         move = breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy, attempt, result)
         if move is not None and not self._moving:
             self._moving = True
-            counter.take_unwritten()  # the transition writes the whole count
-            await self._move(breaker.record_move, subscription, move, counter.failures)
+            # The count stays the sessions' sum: this session's part is added by its next write, not set here.
+            await self._move(breaker.record_move, subscription, move, None)
         elif self._failures_due():
             await self._write_failures()
 
