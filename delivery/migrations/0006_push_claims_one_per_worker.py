@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('delivery', '0005_message_traceparent'),
-        ('subscriptions', '0010_push_claims_one_per_worker'),
+        ('subscriptions', '0010_session_claims_move_to_push_claims'),
     ]
 
     operations = [
