@@ -5,29 +5,29 @@ from __future__ import annotations
 import pytest
 from django.utils import timezone
 
-from delivery.push import breaker
+from delivery.push import session_breaker
 from subscriptions.models import BreakerTransition, Subscription
 from tests.factories import make_room, make_subscription
 
 pytestmark = [pytest.mark.django_db]
 
 
-def count(counter: breaker.OutcomeCounter, *failed: bool) -> None:
+def count(counter: session_breaker.OutcomeCounter, *failed: bool) -> None:
     for one in failed:
         counter.count(one, window_s=60, now=0.0)
 
 
-def write(subscription: Subscription, counter: breaker.OutcomeCounter) -> int:
+def write(subscription: Subscription, counter: session_breaker.OutcomeCounter) -> int:
     """What a session's write of its count does (session.py's `_write_failures`), on this database."""
     taken = counter.take_unwritten()
-    row = breaker.record_failures(subscription.pk, *taken)
+    row = session_breaker.record_failures(subscription.pk, *taken)
     counter.written(row, taken)
     return row
 
 
 def test_the_failures_of_two_sessions_add_up_on_the_row_and_each_session_judges_by_the_sum() -> None:
     subscription = make_subscription(make_room())
-    one, two = breaker.OutcomeCounter(0), breaker.OutcomeCounter(0)
+    one, two = session_breaker.OutcomeCounter(0), session_breaker.OutcomeCounter(0)
 
     count(one, True, True, True)
     count(two, True, True)
@@ -40,7 +40,7 @@ def test_the_failures_of_two_sessions_add_up_on_the_row_and_each_session_judges_
 
 def test_a_success_in_either_session_restarts_the_count_from_the_failures_after_it() -> None:
     subscription = make_subscription(make_room())
-    one, two = breaker.OutcomeCounter(0), breaker.OutcomeCounter(0)
+    one, two = session_breaker.OutcomeCounter(0), session_breaker.OutcomeCounter(0)
     count(one, True, True, True, True)
     assert write(subscription, one) == 4
 
@@ -52,7 +52,7 @@ def test_a_success_in_either_session_restarts_the_count_from_the_failures_after_
 
 def test_a_failed_write_keeps_its_failures_for_the_next() -> None:
     subscription = make_subscription(make_room())
-    counter = breaker.OutcomeCounter(0)
+    counter = session_breaker.OutcomeCounter(0)
     count(counter, True, True)
     taken = counter.take_unwritten()
     counter.written(-1, taken)  # the database did not answer
@@ -64,9 +64,9 @@ def test_two_sessions_opening_the_breaker_at_once_open_it_once() -> None:
     subscription = make_subscription(make_room())
     # Each session holds its own copy of the subscription, both closed.
     seen_by = [Subscription.objects.get(pk=subscription.pk) for _ in range(2)]
-    move = breaker.Move(Subscription.Breaker.OPEN, "5 consecutive attempts failed")
+    move = session_breaker.Move(Subscription.Breaker.OPEN, "5 consecutive attempts failed")
 
-    opened = [breaker.record_move(copy, move, failures=5) for copy in seen_by]
+    opened = [session_breaker.record_move(copy, move, failures=5) for copy in seen_by]
 
     assert opened == [True, False]
     transitions = list(BreakerTransition.objects.filter(subscription=subscription).values_list("to_state", flat=True))
