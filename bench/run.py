@@ -201,7 +201,8 @@ def main() -> int:
                             f"{ratio(figures.summary([r.rate for r in two]), figures.summary([r.rate for r in one]))}"
                             " of one worker's"))
             spread = hot.sessions_per_worker(ctx, n["spread"])
-            rows.append(Row(f"push subscriptions over two workers: sessions per worker ({n['spread']} subscriptions, 1 run)",
+            rows.append(Row("push subscriptions over two workers: sessions per worker "
+                            f"({n['spread']} subscriptions, 1 run)",
                             " / ".join(str(count) for count in spread), "—"))
         if "latency" in only:
             for rate, target in ((200, "p50 < 10, p99 < 25"), (500, "p99 < 100")):
