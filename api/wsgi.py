@@ -5,7 +5,5 @@ from __future__ import annotations
 
 from dovecote.wsgi import application as django_application
 from api.publish_lane import PublishLane
-from dovecote.handoffs import quick_handoffs
 
-quick_handoffs()
 application = PublishLane(django_application)

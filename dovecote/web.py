@@ -25,6 +25,9 @@ from dovecote.logformat import FORMATTERS
 
 APPLICATION = "api.wsgi:application"  # the publish lane in front of Django (api/wsgi.py)
 GRACE_SECONDS = 10  # how long a SIGTERM waits for the workers' requests in flight
+# granian's most: a request thread, and the database connection its publishes' groups are written on,
+# outlive a quiet spell (at granian's default of 30 s the first publishes after one each paid for a new connection).
+THREAD_IDLE_SECONDS = 600
 IDLE_SECONDS = 30  # how long a client's idle keep-alive connection is kept (granian's header read timeout)
 # The request line without its query string, the status and the time taken; the formatter adds ts.
 ACCESS_FORMAT = '%(addr)s "%(method)s %(path)s %(protocol)s" %(status)d %(dt_ms).1fms'
@@ -63,6 +66,7 @@ def server() -> MPServer:
         APPLICATION, interface=Interfaces.WSGI, http=HTTPModes.http1,
         address=env_str("HOST", "127.0.0.1"), port=env_int("PORT", 8000, minimum=0, maximum=65535),
         workers=env_int("WEB_WORKERS", 2, minimum=1), blocking_threads=env_int("WEB_THREADS", 16, minimum=1),
+        blocking_threads_idle_timeout=THREAD_IDLE_SECONDS,
         http1_settings=HTTP1Settings(header_read_timeout=IDLE_SECONDS * 1000),
         log_dictconfig=log_config(env_str("DOVECOTE_LOG_FORMAT", "keyvalue"), access_log),
         log_access=bool(access_log), log_access_format=ACCESS_FORMAT,

@@ -31,7 +31,6 @@ from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
 from delivery.push.session import PushSession
 from delivery.transports import PushTransport
-from dovecote.handoffs import quick_handoffs
 
 log = logging.getLogger("delivery.push")
 
@@ -48,7 +47,6 @@ class PushEngine:
     """This process's event loop thread and the push sessions on it."""
 
     def __init__(self) -> None:
-        quick_handoffs()  # the frames' hand-off from stomp.py's thread to the loop (dovecote/handoffs.py)
         self.token = uuid.uuid4().hex  # the claim of every session this engine runs
         self.broker = shared_broker()
         self.bookkeeper = Bookkeeper(self.broker)
