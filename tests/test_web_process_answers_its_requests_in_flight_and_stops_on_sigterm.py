@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import http.client
 import os
+import re
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -97,5 +99,21 @@ def test_sigterm_answers_the_request_in_flight_and_stops_without_killing_a_worke
     assert replies[0].status_code == 200, f"{replies[0].status_code} {replies[0].text}\n{log}"
     assert replies[0].json()["messages"] == [], replies[0].text
     assert returncode == 0, f"bin/web exited with {returncode}:\n{log}"
-    assert "refused to gracefully stop" not in log, f"a worker was killed at the end of the grace:\n{log}"
+    assert not killed_at_the_end_of_the_grace(log), f"a worker was killed at the end of the grace:\n{log}"
     assert "Granian shutdown completed" in log, log
+
+
+def killed_at_the_end_of_the_grace(log: str) -> bool:
+    """Whether granian killed a worker because the grace ran out.
+
+    granian also says "Killing worker … after it refused to gracefully stop" when the worker had already
+    finished and was exiting, if its exit takes more than the millisecond granian allows between the join
+    and its last look (a busy machine): that is not a kill at the end of the grace, so the time tells.
+    """
+    stamps = {kind: datetime.strptime(found.group(1) + "+0000", "%Y-%m-%d %H:%M:%S,%f%z")
+              for kind, pattern in (("stop", r"Shutting down granian"), ("kill", r"refused to gracefully stop"))
+              if (found := re.search(r"ts=(\S+ \S+) [^\n]*" + pattern, log))}
+    if "kill" not in stamps:
+        return False
+    assert "stop" in stamps, log
+    return (stamps["kill"] - stamps["stop"]).total_seconds() >= GRACE_SECONDS - 1
