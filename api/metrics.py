@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -31,10 +30,9 @@ from delivery import outbox
 from delivery.broker import QueueStats
 from delivery.broker.shared import shared_broker
 from delivery.metrics import OTHER
-from delivery.models import Delivery
+from delivery.models import Delivery, PushClaim
 from dovecote import heartbeats
 from dovecote.throttling import client_address
-from subscriptions.models import Subscription
 
 log = logging.getLogger("dovecote.metrics")
 
@@ -116,7 +114,7 @@ class DeliveryStateCollector(Collector):
 
     def _database(self) -> Iterator[Metric]:
         now = timezone.now()
-        sessions = Subscription.objects.filter(~Q(session_token=""), session_until__gt=now).count()
+        sessions = PushClaim.objects.filter(until__gt=now).count()
         yield GaugeMetricFamily("dovecote_push_sessions_running",
                                 "Push sessions holding a live claim on their subscription.", value=sessions)
         leases = Delivery.objects.filter(status=Delivery.Status.LEASED).count()

@@ -38,6 +38,7 @@ class Context:
     processes: dict[str, Process] = field(default_factory=dict)
     restart_worker: Callable[[], None] = field(default=lambda: None)
     stop_worker: Callable[[], None] = field(default=lambda: None)
+    start_worker: Callable[[str], Process] | None = None  # another worker process, beside the main one
     database: str = "dovecote_bench"  # the scratch database: its PostgreSQL backends' CPU is counted
 
 

@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # The scratch database and Celery's Redis database; a run beside another one (the suite's quick run) sets its own.
 BENCH_DB = os.environ.get("DOVECOTE_BENCH_DB", "dovecote_bench")
 BENCH_REDIS_DB = os.environ.get("DOVECOTE_BENCH_REDIS_DB", "9")
-GROUPS = ("batch", "single", "push", "latency", "fairness", "retry", "spark", "archive", "failover")
+GROUPS = ("batch", "single", "push", "workers", "latency", "fairness", "retry", "spark", "archive", "failover")
 EXTRA_GROUPS = ("rates",)  # only with --only: latency and retry timing at other offered rates
 MEASURED = ("<!-- make bench writes from here -->", "<!-- to here -->")
 
@@ -106,16 +106,18 @@ def main() -> int:
     from tests.fresh_ids import start_ids_after_earlier_databases
 
     start_ids_after_earlier_databases()  # earlier runs' frames may still sit on the queues of ids 1, 2, …
-    from bench import figures
+    from bench import figures, hot
     from bench.receiver import ReceiverClient
     from rooms.models import ApiKey
 
     # report_messages: generate_traffic writes ~2.48 attempt rows per message (413,000 → 1.02 M).
-    n = {"stomp": 1000, "batch": 1000, "single": 400, "push": 600, "latency_s": 3, "quiet_s": 2,
+    n = {"stomp": 1000, "batch": 1000, "single": 400, "push": 600, "hot": 2000, "spread": 40,
+         "latency_s": 3, "quiet_s": 2,
          "fairness_subscriptions": 100, "fairness_s": 3, "fanout": 40, "fanout_publishes": 3,
          "retries": 100, "report_messages": 2000,
          "archive_messages": 2000, "archive_days": 8} if quick else \
-        {"stomp": 5000, "batch": 5000, "single": 3000, "push": 3000, "latency_s": 10, "quiet_s": 40,
+        {"stomp": 5000, "batch": 5000, "single": 3000, "push": 3000, "hot": 20_000, "spread": 200,
+         "latency_s": 10, "quiet_s": 40,
          "fairness_subscriptions": 1000, "fairness_s": 20, "fanout": 200, "fanout_publishes": 10,
          "retries": 1000, "report_messages": 413_000,
          "archive_messages": 1_000_000, "archive_days": 30}
@@ -144,7 +146,7 @@ def main() -> int:
 
     ctx = figures.Context(base_url, env["STOMP_URL"], ApiKey.issue("bench", is_admin=True)[1], receiver, quick,
                           processes=processes, restart_worker=restart_worker, stop_worker=stop_worker,
-                          database=BENCH_DB)
+                          start_worker=lambda name: stack.start_worker(env, log_dir, name=name), database=BENCH_DB)
     rows: list[Row] = []
     try:
         if "batch" in only:
@@ -188,6 +190,20 @@ def main() -> int:
                             f"{max(p[1] for p in push):.0f}", "—"))
             rows.append(Row("  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker process",
                             f"{fmt(column(bare, 1))} the bare loop's process"))
+        if "workers" in only:
+            one = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=1))
+            two = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=2))
+            rows.append(Row(f"push, one subscription, one worker vs two worker processes: deliveries/s once each "
+                            f"worker has a session ({n['hot']} msgs queued, max_in_flight 64)",
+                            f"{fmt(figures.summary([r.rate for r in two]))} two workers "
+                            f"({min(r.sessions for r in two)}–{max(r.sessions for r in two)} sessions)",
+                            f"{fmt(figures.summary([r.rate for r in one]))} one worker",
+                            f"{ratio(figures.summary([r.rate for r in two]), figures.summary([r.rate for r in one]))}"
+                            " of one worker's"))
+            spread = hot.sessions_per_worker(ctx, n["spread"])
+            rows.append(Row("push subscriptions over two workers: sessions per worker "
+                            f"({n['spread']} subscriptions, 1 run)",
+                            " / ".join(str(count) for count in spread), "—"))
         if "latency" in only:
             for rate, target in ((200, "p50 < 10, p99 < 25"), (500, "p99 < 100")):
                 fast = repeat(runs, lambda rate=rate: figures.open_loop_latency(ctx, rate, n["latency_s"]))

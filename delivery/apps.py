@@ -7,7 +7,7 @@ class DeliveryConfig(AppConfig):
     name = "delivery"
 
     def ready(self) -> None:
-        from celery.signals import worker_shutting_down
+        from celery.signals import worker_ready, worker_shutting_down
 
         from delivery import outbox
         from delivery.push import claims, engine
@@ -19,4 +19,6 @@ class DeliveryConfig(AppConfig):
         # Deliveries the outbox relay has just queued get a push session at once.
         outbox.on_queued(claims.start_sessions_for_deliveries)
         # A warm shutdown: sessions finish the POSTs under way, the rest of their frames go back.
+        # Every worker runs an engine from the start, so it joins hot subscriptions (delivery/push/claims.py).
+        worker_ready.connect(lambda **_: engine.engine(), weak=False)
         worker_shutting_down.connect(lambda **_: engine.stop_engine(timeout=60), weak=False)

@@ -521,3 +521,24 @@ def waiting_count() -> Coalesce:
     rows = (Delivery.objects.waiting().filter(subscription=OuterRef("pk"))
             .order_by().values("subscription").annotate(n=Count("pk")).values("n"))
     return Coalesce(Subquery(rows), 0)
+
+
+class PushClaim(models.Model):
+    """A push session's claim on its subscription: one per (subscription, worker), renewed while it runs.
+
+    A subscription has one session, and more when it is hot (delivery/push/claims.py): each claim's
+    `token` is the start token until a worker's engine adopts it, then that engine's token.
+    """
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="push_claims")
+    token = models.CharField(max_length=32)
+    until = models.DateTimeField()  # lapses this long after its worker stopped renewing it
+    # The session count its share of max_in_flight is sized for: it holds no more than max_in_flight / this.
+    sized_for = models.PositiveIntegerField(default=1)
+    hot = models.BooleanField(default=False)  # at its share with frames waiting, at the last renewal
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscription", "token"], name="push_claim_unique_per_worker")]
+
+    def __str__(self) -> str:
+        return f"{self.subscription_id}/{self.token}"

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 from django.contrib.auth import get_user_model
 
 from delivery import watchdog
-from delivery.models import Delivery
+from delivery.models import Delivery, PushClaim
 from demo.receiver import RECEIVER_PATH, receiver_url
 from rooms.models import ApiKey, EventType, Room
 from subscriptions.models import Subscription
@@ -99,7 +99,7 @@ def release_sessions() -> int:
     without this, this run's sessions for those subscriptions would wait that long. Only one demo
     runs on a saved state (the lock), so no live session is among them.
     """
-    return Subscription.objects.exclude(session_token="").update(session_until=None, session_token="")
+    return PushClaim.objects.all().delete()[0]
 
 
 def resend_lost_frames() -> int:

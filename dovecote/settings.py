@@ -224,6 +224,8 @@ DOVECOTE_DEMO = env_bool("DOVECOTE_DEMO", False)
 # hands over (so sessions spread over the workers), and how long it stays warm without messages.
 DOVECOTE_PUSH_SESSION_SECONDS = env_int("DOVECOTE_PUSH_SESSION_SECONDS", 300, minimum=1)
 DOVECOTE_PUSH_SESSION_IDLE_SECONDS = env_int("DOVECOTE_PUSH_SESSION_IDLE_SECONDS", 300, minimum=1)
+# The most push sessions one hot subscription gets, one per worker (delivery/push/claims.py); 1: one session.
+DOVECOTE_PUSH_SESSIONS_PER_SUBSCRIPTION = env_int("DOVECOTE_PUSH_SESSIONS_PER_SUBSCRIPTION", 8, minimum=1)
 # Sockets and POSTs in flight of one worker process's push engine, idle keep-alive connections
 # included (lowered to half the soft RLIMIT_NOFILE when that is lower), and the most of them one room
 # and one subscription may hold (delivery/push/budget.py).

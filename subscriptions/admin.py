@@ -17,8 +17,7 @@ class SubscriptionAdmin(InspectOnlyAdmin):
     list_display = ["name", "room", "type", "status", "push_url", "max_in_flight", "last_error_at"]
     list_filter = ["type", "status", "room"]
     search_fields = ["name", "push_url"]
-    # The signing secrets (current and previous) are left out as encrypted fields; the session's claim too.
-    secret_fields = ("session_token",)
+    # The signing secrets (current and previous) are left out as encrypted fields.
     readonly_fields = ["signing_secret_shown"]
 
     @admin.display(description="signing secret")

@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q, Value
 from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
@@ -47,10 +47,15 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
         return bool(self.filter(pk=pk, breaker_state=was, breaker_opened_at=opened_at).update(
             breaker_state=Subscription.Breaker.OPEN, breaker_next_probe_at=None, breaker_reason=reason))
 
-    def count_failures(self, pk: int, failures: int, *, holder: str) -> bool:
-        """Keep a push session's consecutive-failure count, if its engine (`holder`) still holds the claim."""
-        return bool(self.filter(pk=pk, session_token=holder).exclude(session_token="").update(
-            breaker_failures=failures))
+    def add_failures(self, pk: int, added: int, *, reset: bool) -> int:
+        """Add a push session's consecutive failures to the row's count (restart it at `added` after a success).
+
+        An addition, never an overwrite: the sessions of a hot subscription on several workers count into
+        one sum. Return the count as it is now.
+        """
+        count = Value(added) if reset else F("breaker_failures") + added
+        self.filter(pk=pk).update(breaker_failures=count)
+        return self.filter(pk=pk).values_list("breaker_failures", flat=True).first() or 0
 
     def throttle(self, pk: int, until: datetime) -> bool:
         """Pause pushes to the subscription until `until` (a receiver's Retry-After), never shortening a pause."""
@@ -132,9 +137,6 @@ class Subscription(models.Model):
     breaker_opened_at = models.DateTimeField(null=True, blank=True)
     breaker_probes = models.PositiveIntegerField(default=0)  # failed probes since it opened
     breaker_next_probe_at = models.DateTimeField(null=True, blank=True)
-    # A push session (one worker draining this subscription's queue) holds this claim while it runs.
-    session_until = models.DateTimeField(null=True, blank=True)
-    session_token = models.CharField(max_length=32, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import uuid
+from datetime import timedelta
 from typing import Any
 
-from delivery.models import Delivery, Message
+from django.utils import timezone
+
+from delivery.models import Delivery, Message, PushClaim
 from rooms.models import EventType, Room
 from subscriptions.models import Subscription
 
@@ -42,3 +46,11 @@ def make_message(room: Room, **fields: Any) -> Message:
 def make_delivery(message: Message, subscription: Subscription, **fields: Any) -> Delivery:
     fields.setdefault("destination", subscription.destination)
     return Delivery.objects.create(message=message, subscription=subscription, **fields)
+
+
+def make_push_claim(subscription: Subscription) -> str:
+    """Claim the subscription's one push session (in place of any other), as `claims.start_sessions` does; its token."""
+    token = uuid.uuid4().hex
+    PushClaim.objects.filter(subscription=subscription).delete()
+    PushClaim.objects.create(subscription=subscription, token=token, until=timezone.now() + timedelta(seconds=5))
+    return token

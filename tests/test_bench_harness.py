@@ -24,6 +24,8 @@ ROWS = [
     "the same, from /metrics",
     "/metrics attempt histogram count = attempt rows",
     "raw POSTs to the same receiver",
+    "push, one subscription, one worker vs two worker processes",
+    "push subscriptions over two workers: sessions per worker",
     "worker peak RSS",
     "end-to-end latency",
     "at 200 msg/s: publish round trip",

@@ -15,7 +15,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from delivery.models import Delivery, DeliveryAttempt
+from delivery.models import Delivery, DeliveryAttempt, PushClaim
 from rooms.models import ApiKey
 from subscriptions.models import Subscription
 from tests.factories import make_event_type, make_room, make_subscription
@@ -65,11 +65,12 @@ def wait_until_stopped(first: Delivery, *, since: float, receiver: Receiver, tim
         subscription = Subscription.objects.get(pk=first.subscription_id)
         first.refresh_from_db()
         retry_past = first.next_attempt_at is not None and first.next_attempt_at < timezone.now()
-        if subscription.status == "disabled" and not subscription.session_token and retry_past:
+        session = PushClaim.objects.filter(subscription=subscription).first()
+        if subscription.status == "disabled" and session is None and retry_past:
             return
         arrivals = [round(r.at - since, 3) for r in receiver.requests("/gone")]
         assert time.monotonic() < deadline, (
-            f"not stopped after {timeout} s: status {subscription.status}, session {subscription.session_token!r}, "
+            f"not stopped after {timeout} s: status {subscription.status}, session {session}, "
             f"the 410's delivery {first.status} due {first.next_attempt_at}; arrivals {arrivals}")
         time.sleep(0.05)
 

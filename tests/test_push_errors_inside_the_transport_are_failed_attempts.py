@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
-from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 
 from delivery import transports
 from delivery.broker import QueueInUse
@@ -27,7 +24,7 @@ from delivery.push.engine import PushEngine
 from delivery.subscription_teardown import delete_queue
 from rooms.models import ApiKey
 from subscriptions.models import Subscription
-from tests.factories import make_event_type, make_room, make_subscription
+from tests.factories import make_event_type, make_push_claim, make_room, make_subscription
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the relay's and the push engine's threads read the rows
@@ -47,9 +44,7 @@ class FailingOnce(Http1Client):
 
 def run_session(subscription: Subscription) -> int:
     """Run one push session for the subscription in this process, as a worker's engine would; return what it settled."""
-    token = uuid.uuid4().hex
-    Subscription.objects.filter(pk=subscription.pk).update(session_token=token,
-                                                           session_until=timezone.now() + timedelta(seconds=5))
+    token = make_push_claim(subscription)
     engine = PushEngine()
     engine.session_budget_s, engine.session_idle_s = 3.0, 1.0
     try:

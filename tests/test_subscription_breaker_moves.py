@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from delivery.push import claims, session_breaker
+from delivery.push import session_breaker
 from delivery.push.session import record_throttle
 from subscriptions.models import BreakerTransition, Subscription
 from tests.factories import make_room, make_subscription
@@ -62,19 +62,13 @@ def test_the_sweep_disables_a_breaker_still_open_as_it_read_it_and_records_why()
     assert last is not None and (last.from_state, last.to_state, last.reason) == ("open", "open", LONG_OPEN)
 
 
-def test_a_session_whose_claim_lapsed_cannot_overwrite_the_next_sessions_failure_count() -> None:
+def test_two_sessions_add_their_failures_to_one_count_and_a_success_restarts_it() -> None:
     subscription = make_subscription(make_room())
-    Subscription.objects.filter(pk=subscription.pk).update(session_token="first-start")
-    assert claims.adopt(subscription.pk, "first-start", "engine-a") is not None
-    assert session_breaker.record_failures(subscription.pk, 4, "engine-a")
-
-    # engine-a stalled past its claim; a new session started and its engine adopted the claim, counting on.
-    Subscription.objects.filter(pk=subscription.pk).update(session_token="second-start")
-    assert claims.adopt(subscription.pk, "second-start", "engine-b") is not None
-    assert session_breaker.record_failures(subscription.pk, 0, "engine-b")  # a success: the count starts over
-    assert not session_breaker.record_failures(subscription.pk, 7, "engine-a")  # the stalled session's late write
-
-    assert Subscription.objects.get(pk=subscription.pk).breaker_failures == 0
+    assert session_breaker.record_failures(subscription.pk, 4, False) == 4  # the session on one worker
+    assert session_breaker.record_failures(subscription.pk, 3, False) == 7  # and on another: added, not overwritten
+    assert session_breaker.record_failures(subscription.pk, 0, True) == 0  # a success restarts the count
+    assert session_breaker.record_failures(subscription.pk, 2, False) == 2
+    assert Subscription.objects.get(pk=subscription.pk).breaker_failures == 2
 
 
 def test_a_shorter_retry_after_recorded_later_never_shortens_a_longer_pause() -> None:

@@ -9,13 +9,10 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import Iterator
-from datetime import timedelta
 
 import pytest
 from django.test import Client
-from django.utils import timezone
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -26,7 +23,7 @@ from delivery.push.engine import PushEngine
 from dovecote import tracing
 from rooms.models import ApiKey
 from subscriptions.models import Subscription
-from tests.factories import make_event_type, make_room, make_subscription
+from tests.factories import make_event_type, make_push_claim, make_room, make_subscription
 from tests.receiver import Receiver, failing_then
 
 PUBLISHER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -45,9 +42,7 @@ def spans() -> Iterator[InMemorySpanExporter]:
 
 def run_session(subscription: Subscription) -> None:
     """Run one push session for the subscription in this process, as a worker's engine would."""
-    token = uuid.uuid4().hex
-    Subscription.objects.filter(pk=subscription.pk).update(session_token=token,
-                                                           session_until=timezone.now() + timedelta(seconds=5))
+    token = make_push_claim(subscription)
     engine = PushEngine()
     engine.session_budget_s, engine.session_idle_s = 3.0, 1.0
     try:

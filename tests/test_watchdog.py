@@ -23,7 +23,7 @@ from delivery.models import Delivery, DeliveryAttempt, SendRecord
 from delivery.push.engine import PushEngine
 from demo import seed
 from subscriptions.models import Subscription
-from tests.factories import make_delivery, make_message, make_room, make_subscription
+from tests.factories import make_delivery, make_message, make_push_claim, make_room, make_subscription
 from tests.receiver import Receiver, always
 
 pytestmark = pytest.mark.django_db(transaction=True)  # push sessions read the rows from their own threads
@@ -91,9 +91,7 @@ def lose_frames(delivery: Delivery) -> None:
 
 def run_session(subscription: Subscription) -> int:
     """Run one push session for the subscription in this process, as a worker's engine would."""
-    token = uuid.uuid4().hex
-    Subscription.objects.filter(pk=subscription.pk).update(session_token=token,
-                                                           session_until=timezone.now() + timedelta(seconds=5))
+    token = make_push_claim(subscription)
     engine = PushEngine()
     engine.session_budget_s, engine.session_idle_s = 4.0, 1.0
     try:

@@ -1,10 +1,10 @@
 """The push path: a worker's event loop runs a session per subscription that POSTs its messages.
 
-- `claims.py`: which worker runs a subscription's session (a claim on the subscription row),
-  and starting sessions through Celery when work appears;
+- `claims.py`: which workers run a subscription's sessions (a claim per subscription and worker),
+  starting sessions through Celery when work appears, and more of them when it is hot;
 - `engine.py`: one event loop per worker process, running every session it was given;
-- `session.py`: one subscription's session: frames from its queue, at most `max_in_flight`
-  POSTs at once through delivery/transports.py;
+- `session.py`: one subscription's session: frames from its queue, at most its share of
+  `max_in_flight` POSTs at once through delivery/transports.py;
 - `session_breaker.py`: the circuit breaker as the session runs it (its rules in
   subscriptions/breaker_rules.py);
 - `ledger.py`: on PostgreSQL, fresh claims and successes recorded on the event loop itself,

@@ -1,29 +1,61 @@
-"""Which worker runs a subscription's push session: a claim on the subscription row.
+"""Which workers run a subscription's push sessions: a claim per (subscription, worker).
 
-`start_sessions` claims a subscription that has no session (`session_token`, `session_until`)
-and asks a Celery worker to run one (the task `delivery.tasks.deliver_push`). The worker's push
-engine adopts the claim under its own token, renews the claims of all its sessions in one UPDATE
-every second, and releases each when the session ends. A claim not renewed lapses CLAIM_TTL
-later (its worker died), and beat's `dispatch_push_sessions` starts a session elsewhere.
+`start_sessions` gives a subscription that has no session a claim (a `PushClaim` row under a
+start token) and asks a Celery worker to run one (the task `delivery.tasks.deliver_push`). The
+worker's push engine adopts the claim under its own token, renews the claims of all its sessions
+in one UPDATE every second, and releases each when the session ends. A claim not renewed lapses
+CLAIM_TTL later (its worker died), and beat's `dispatch_push_sessions` starts a session elsewhere.
+
+A hot subscription gets more sessions, one per worker: at each renewal a session says whether it
+is hot (at its share of `max_in_flight` with frames waiting), and every engine that has no session
+for a hot subscription joins it (`join_hot`), up to DOVECOTE_PUSH_SESSIONS_PER_SUBSCRIPTION
+sessions and never more than `max_in_flight`. Only a live engine renews, so the sessions are at
+most the live workers. The subscription's `max_in_flight` is split between its live sessions
+(`share`): each holds at most `max_in_flight // sessions` POSTs, reread at every renewal. A session
+reports the session count it is sized for once its POSTs fit that share, and a session takes
+frames only when every other session is sized for the current count: a joining session waits
+until the others have shrunk, so the sum never exceeds `max_in_flight`.
 """
 
 from __future__ import annotations
 
 import uuid
+from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from celery import current_app
-from django.db.models import Q
+from django.conf import settings
+from django.db import transaction
+from django.db.models import BooleanField, Case, F, IntegerField, Q, Value, When
 from django.utils import timezone
 
-from delivery.models import Delivery
+from delivery.models import Delivery, PushClaim
 from subscriptions.models import SECRET_FIELDS, Subscription
 
 START_GRACE = timedelta(seconds=15)  # how long an enqueued session may wait for a worker
 CLAIM_TTL = timedelta(seconds=5)  # renewed every second by a running engine; lapses after its worker dies
 LOOKAHEAD = timedelta(seconds=5)  # keep (or start) a session for retries due this soon
+JOINS_PER_RENEWAL = 4  # hot subscriptions an engine joins at most per renewal (the rest at the next ones)
 DELIVER_PUSH = "delivery.tasks.deliver_push"
+
+
+@dataclass(frozen=True)
+class Held:
+    """A subscription as an engine's renewal reads it, with the session's share of `max_in_flight`."""
+
+    subscription: Subscription
+    sessions: int  # live sessions of the subscription, on every worker
+    share: int  # POSTs the session may have under way (0: the others are still shrinking to make room)
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a session tells its renewal: the session count it is sized for, and whether it is hot."""
+
+    sized_for: int
+    hot: bool
 
 
 def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
@@ -31,17 +63,31 @@ def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
     started = []
     for subscription_id in set(subscription_ids):
         token = uuid.uuid4().hex
-        now = timezone.now()
-        claimed = (
-            Subscription.objects.filter(pk=subscription_id, type=Subscription.Type.PUSH,
-                                        status=Subscription.Status.ACTIVE)
-            .filter(Q(session_until__isnull=True) | Q(session_until__lt=now))
-            .update(session_token=token, session_until=now + START_GRACE)
-        )
-        if claimed:
+        if _claim(subscription_id, token, START_GRACE, only_first=True):
             enqueue_session(subscription_id, token)
             started.append(subscription_id)
     return started
+
+
+def _claim(subscription_id: int, token: str, ttl: timedelta, *, only_first: bool) -> bool:
+    """Add a claim for the subscription (active, push) if it has room for one more session; True if added."""
+    now = timezone.now()
+    with transaction.atomic():
+        locked = (Subscription.objects.select_for_update().filter(
+            pk=subscription_id, type=Subscription.Type.PUSH, status=Subscription.Status.ACTIVE)
+            .values_list("max_in_flight", flat=True).first())  # one claimer at a time counts the sessions
+        if locked is None:
+            return False
+        PushClaim.objects.filter(subscription_id=subscription_id, until__lt=now).delete()
+        live = PushClaim.objects.filter(subscription_id=subscription_id)
+        sessions = live.count()
+        if sessions >= (1 if only_first else min(locked, settings.DOVECOTE_PUSH_SESSIONS_PER_SUBSCRIPTION)):
+            return False
+        if live.filter(token=token).exists():
+            return False
+        PushClaim.objects.create(subscription_id=subscription_id, token=token, until=now + ttl,
+                                 sized_for=sessions + 1)
+    return True
 
 
 def enqueue_session(subscription_id: int, token: str) -> None:
@@ -69,28 +115,74 @@ def _due_work(now: datetime) -> Q:
     return Q(status=Delivery.Status.QUEUED) | Q(status=Delivery.Status.RETRYING, next_attempt_at__lte=now + LOOKAHEAD)
 
 
-def adopt(subscription_id: int, token: str, engine_token: str) -> Subscription | None:
+def adopt(subscription_id: int, token: str, engine_token: str) -> Held | None:
     """Take over the claim `token` for the engine; return the subscription (with its room), or None if lost."""
-    taken = Subscription.objects.filter(pk=subscription_id, session_token=token).update(
-        session_token=engine_token, session_until=timezone.now() + CLAIM_TTL)
+    if token != engine_token and PushClaim.objects.filter(subscription_id=subscription_id,
+                                                          token=engine_token).exists():
+        PushClaim.objects.filter(subscription_id=subscription_id, token=token).delete()
+        return None  # the engine runs a session for it already: one per worker
+    taken = PushClaim.objects.filter(subscription_id=subscription_id, token=token).update(
+        token=engine_token, until=timezone.now() + CLAIM_TTL)
     if not taken:
         return None
-    return Subscription.objects.select_related("room").filter(pk=subscription_id).first()
+    return _held(engine_token, [subscription_id]).get(subscription_id)
 
 
-def renew(engine_token: str) -> dict[int, Subscription]:
-    """Extend every claim the engine holds; return its subscriptions as they are now (with their rooms)."""
-    Subscription.objects.filter(session_token=engine_token).update(session_until=timezone.now() + CLAIM_TTL)
-    return {s.pk: s for s in Subscription.objects.select_related("room").filter(session_token=engine_token)}
+def join_hot(engine_token: str) -> list[int]:
+    """Claim a session on this engine for hot subscriptions it has none for; return those joined."""
+    now = timezone.now()
+    mine = PushClaim.objects.filter(token=engine_token).values("subscription_id")
+    hot = (PushClaim.objects.filter(hot=True, until__gte=now, subscription__status=Subscription.Status.ACTIVE)
+           .exclude(subscription_id__in=mine).values_list("subscription_id", flat=True).distinct())
+    return [subscription_id for subscription_id in list(hot)[:JOINS_PER_RENEWAL]
+            if _claim(subscription_id, engine_token, CLAIM_TTL, only_first=False)]
+
+
+def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
+    """Extend every claim the engine holds with its sessions' reports; return their subscriptions as they are now."""
+    sized = [When(subscription_id=pk, then=Value(report.sized_for)) for pk, report in reports.items()]
+    hot = [pk for pk, report in reports.items() if report.hot]
+    PushClaim.objects.filter(token=engine_token).update(
+        until=timezone.now() + CLAIM_TTL,
+        sized_for=Case(*sized, default=F("sized_for"), output_field=IntegerField()) if sized else F("sized_for"),
+        hot=Case(When(subscription_id__in=hot, then=Value(True)), default=Value(False), output_field=BooleanField()))
+    return _held(engine_token, list(PushClaim.objects.filter(token=engine_token)
+                                    .values_list("subscription_id", flat=True)))
+
+
+def _held(engine_token: str, subscription_ids: list[int]) -> dict[int, Held]:
+    """The engine's subscriptions (with their rooms), each with its session count and this engine's share."""
+    claims: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    for subscription_id, token, sized_for in PushClaim.objects.filter(
+            subscription_id__in=subscription_ids, until__gte=timezone.now()).values_list(
+            "subscription_id", "token", "sized_for"):
+        claims[subscription_id].append((token, sized_for))
+    held = {}
+    for subscription in Subscription.objects.select_related("room").filter(pk__in=subscription_ids):
+        others = [sized_for for token, sized_for in claims[subscription.pk] if token != engine_token]
+        held[subscription.pk] = Held(subscription, len(others) + 1, share(subscription.max_in_flight, others))
+    return held
+
+
+def share(max_in_flight: int, others_sized_for: list[int]) -> int:
+    """A session's share of max_in_flight: an equal part (at least 1), once every other session is sized for it."""
+    sessions = len(others_sized_for) + 1
+    if any(sized_for < sessions for sized_for in others_sized_for):
+        return 0
+    return max(1, max_in_flight // sessions)
 
 
 def release(subscription_id: int, engine_token: str, *, hand_over: bool = False) -> None:
     """Give up the engine's claim on a subscription; when handing over, start a new session if work is due."""
-    released = Subscription.objects.filter(pk=subscription_id, session_token=engine_token).update(
-        session_token="", session_until=None)
+    released = PushClaim.objects.filter(subscription_id=subscription_id, token=engine_token).delete()[0]
     if released and hand_over and Delivery.objects.filter(_due_work(timezone.now()),
                                                           subscription_id=subscription_id).exists():
         start_sessions([subscription_id])
+
+
+def live_sessions() -> int:
+    """Count the push sessions holding a live claim, on every worker."""
+    return PushClaim.objects.filter(until__gt=timezone.now()).count()
 
 
 def retries_due_soon(subscription_ids: list[int]) -> set[int]:

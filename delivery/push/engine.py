@@ -5,8 +5,10 @@ once: a session costs an asyncio task and a broker consumer, not a worker thread
 worker runs as many sessions as there are subscriptions with work, and a slow receiver holds
 only its own session's POSTs: each POST holds a slot of the engine's socket budget (budget.py),
 which no room and no subscription may take all of. Every second the engine renews the claims
-of all its sessions and rereads their subscriptions in one round trip (claims.py), and tells
-idle sessions whether a retry is due soon. `stop` (the worker's shutdown) lets every session finish its POSTs.
+of all its sessions and rereads their subscriptions in one round trip (claims.py), tells
+idle sessions whether a retry is due soon, and joins the hot subscriptions of other workers
+(a session here too, each holding a share of the subscription's max_in_flight: claims.py).
+`stop` (the worker's shutdown) lets every session finish its POSTs.
 """
 
 from __future__ import annotations
@@ -123,18 +125,20 @@ class PushEngine:
     async def _refresh_forever(self) -> None:
         while True:
             await asyncio.sleep(REFRESH_S)
-            if not self.sessions:
-                continue
             try:
                 await self._refresh()
             except Exception:
                 log.exception("push engine: could not renew its claims")
 
     async def _refresh(self) -> None:
-        owned = await self.bookkeeper.call(claims.renew, self.token)
+        reports = {pk: session.report() for pk, session in self.sessions.items() if session.subscription is not None}
+        owned = await self.bookkeeper.call(claims.renew, self.token, reports)
         for subscription_id, session in list(self.sessions.items()):
             if session.subscription is not None:  # adopted: from now on its claim is the engine's
                 session.refreshed(owned.get(subscription_id))
+        if not self.stopping:  # a session here for each hot subscription this engine has none for
+            for subscription_id in await self.bookkeeper.call(claims.join_hot, self.token):
+                self._start(subscription_id, self.token)
         idle = [s.subscription_id for s in self.sessions.values() if s.accepting and s.is_idle()]
         if idle:
             due = await self.bookkeeper.call(claims.retries_due_soon, idle)

@@ -1,8 +1,9 @@
-"""One subscription's push session: its queue's frames, at most `max_in_flight` POSTs at once.
+"""One subscription's push session: its queue's frames, at most its share of `max_in_flight` POSTs at once.
 
-A session lives on its worker's event loop (engine.py). Its consumer listens on the
-subscription's destination with a prefetch of `max_in_flight`; frames land in an inbox, and
-whenever POSTs are below `max_in_flight` the session takes what the inbox holds, as far as the
+A session lives on its worker's event loop (engine.py); a hot subscription has one on several
+workers, each with a share of `max_in_flight` that the engine rereads every second (claims.py).
+Its consumer listens on the subscription's destination with a prefetch of `max_in_flight`; frames
+land in an inbox, and whenever POSTs are below its share the session takes what the inbox holds, as far as the
 engine's socket budget gives it slots (budget.py: one per POST, fair between rooms), has the
 bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
 recorded by the bookkeeper, which acks the frame; only then does its slot free up. A slot frees
@@ -88,6 +89,9 @@ class PushSession:
         self.subscription_id = subscription_id
         self.token = token
         self.subscription: Subscription | None = None
+        self.sessions = 1  # the subscription's live sessions on every worker, at the last renewal (claims.py)
+        self.share = 0  # POSTs this session may have under way: its share of max_in_flight (set on adoption)
+        self._sized_for = 1  # the session count its POSTs in flight fit the share of
         self.inbox: deque[ReceivedMessage] = deque()
         self.in_flight = 0  # frames taken and not yet settled: judged, POSTing, or being recorded
         self.accepting = True
@@ -102,7 +106,6 @@ class PushSession:
         self.outcomes: session_breaker.OutcomeCounter | None = None  # set when the session adopts its subscription
         self._moving = False  # a breaker transition is being recorded
         self._moved_at = -OWN_MOVE_S  # monotonic time of the session's last breaker transition
-        self._failures_on_row = 0  # the consecutive-failure count the row holds as far as the session knows
         self._failures_written_at = -FAILURES_WRITE_S  # monotonic
         self._failures_lock = asyncio.Lock()  # one write of the count at a time, in order
         self.tokens = 0  # POSTs the rate limit (max_per_second) lets the session start now
@@ -112,11 +115,13 @@ class PushSession:
 
     # -- what the engine tells a session ----------------------------------------------------------
 
-    def refreshed(self, subscription: Subscription | None) -> None:
-        """Take the subscription as it is now (None: deleted, or the claim was lost)."""
-        if subscription is None or not subscription.is_active:
+    def refreshed(self, held: claims.Held | None) -> None:
+        """Take the subscription as it is now, with the session's share (None: deleted, or the claim was lost)."""
+        subscription = held.subscription if held is not None else None
+        if held is None or subscription is None or not subscription.is_active:
             self.stop()
         else:
+            self.sessions, self.share = held.sessions, held.share
             if self.subscription is not None and (self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S):
                 keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
             if self.subscription is not None:
@@ -132,6 +137,20 @@ class PushSession:
             self._slots(0)  # wait for no slot of the socket budget: the other sessions get them
         self._wakeup.set()
 
+    def report(self) -> claims.Report:
+        """What the engine's renewal records: the session count this session fits the share of, and if it is hot."""
+        if self.subscription is not None and self.in_flight <= max(1, self.subscription.max_in_flight // self.sessions):
+            self._sized_for = self.sessions
+        return claims.Report(sized_for=self._sized_for, hot=self.is_hot())
+
+    def is_hot(self) -> bool:
+        """At its share of max_in_flight with frames waiting, the breaker closed and no pause: more sessions help."""
+        subscription = self.subscription
+        if not self.accepting or subscription is None or not self.inbox or self.share == 0:
+            return False
+        paused = subscription.throttled_until is not None and subscription.throttled_until > timezone.now()
+        return subscription.breaker_state == Breaker.CLOSED and not paused and self.in_flight >= self._width()
+
     def is_idle(self) -> bool:
         return (not self.inbox and self.in_flight == 0
                 and time.monotonic() - self.last_activity > self.engine.session_idle_s)
@@ -140,12 +159,12 @@ class PushSession:
 
     async def run(self) -> None:
         engine = self.engine
-        self.subscription = await engine.bookkeeper.call(claims.adopt, self.subscription_id, self.token,
-                                                         engine.token)
-        if self.subscription is None:
-            return  # another session took over meanwhile
+        held = await engine.bookkeeper.call(claims.adopt, self.subscription_id, self.token, engine.token)
+        if held is None:
+            return  # another session took over meanwhile, or this worker runs one already
+        self.subscription, self.sessions, self.share = held.subscription, held.sessions, held.share
+        self._sized_for = held.sessions
         self.outcomes = session_breaker.OutcomeCounter(self.subscription.breaker_failures)
-        self._failures_on_row = self.subscription.breaker_failures
         loop = asyncio.get_running_loop()
         def arrived(frame: ReceivedMessage) -> None:  # on the broker's thread
             loop.call_soon_threadsafe(self._arrived, frame)
@@ -159,7 +178,7 @@ class PushSession:
             consumer.close()
             await self._write_failures()  # the last count (after any write under way)
             await engine.bookkeeper.call(claims.release, self.subscription_id, engine.token, hand_over=self.hand_over)
-        log.debug("push session for subscription %s ended after %d deliveries", self.subscription_id, self.settled)
+        log.info("push session for subscription %s ended after %d deliveries", self.subscription_id, self.settled)
 
     def _arrived(self, frame: ReceivedMessage) -> None:
         self.inbox.append(frame)
@@ -243,9 +262,9 @@ class PushSession:
         return sleep
 
     def _width(self) -> int:
-        """How many frames may be under way: one while the breaker probes, else `max_in_flight`."""
+        """How many frames may be under way: one while the breaker probes, else the session's share of max_in_flight."""
         assert self.subscription is not None
-        return 1 if self.subscription.breaker_state == Breaker.HALF_OPEN else self.subscription.max_in_flight
+        return min(1, self.share) if self.subscription.breaker_state == Breaker.HALF_OPEN else self.share
 
     def _breaker_gate(self, consumer: Consumer) -> bool:
         """With the breaker open: hold what the inbox has until the next probe, or start probing; True if it acted."""
@@ -281,16 +300,20 @@ class PushSession:
             self._settled(len(frames))
 
     async def _move(self, record: Any, *args: Any) -> None:
-        """Record a breaker transition on a bookkeeper thread; the session takes no frame meanwhile."""
+        """Record a breaker transition on a bookkeeper thread; the session takes no frame meanwhile.
+
+        A transition another session recorded first (the state moved meanwhile) is not this session's:
+        the engine's next reread brings the state that session recorded.
+        """
         try:
-            await self.engine.bookkeeper.call(record, *args)
+            if await self.engine.bookkeeper.call(record, *args):
+                self._moved_at = time.monotonic()
         except Exception:
             log.exception("push session for subscription %s could not record a breaker transition",
                           self.subscription_id)
             self.stop(hand_over=True)
         finally:
             self._moving = False
-            self._moved_at = time.monotonic()
             self._wakeup.set()
 
     async def _count_outcome(self, attempt: Attempt, result: PushResult) -> None:
@@ -298,35 +321,40 @@ class PushSession:
         subscription, counter = self.subscription, self.outcomes
         if subscription is None or counter is None or result.gone:
             return
-        before = counter.failures
         move = session_breaker.judge_outcome(subscription.breaker_state, counter, subscription.breaker_policy,
                                              attempt, result)
         if move is not None and not self._moving:
             self._moving = True
-            await self._move(session_breaker.record_move, subscription, move, counter.failures)
-        elif counter.failures != before and self._failures_due():
+            # The count stays the sessions' sum: this session's part is added by its next write, not set here.
+            await self._move(session_breaker.record_move, subscription, move, None)
+        elif self._failures_due():
             await self._write_failures()
 
     def _failures_due(self) -> bool:
-        """The count moved since the row last got it, and the last write is FAILURES_WRITE_S old."""
-        return (self.outcomes is not None and self.outcomes.failures != self._failures_on_row
-                and not self._failures_lock.locked()
+        """The row lacks failures (or a success) counted here, and the last write is FAILURES_WRITE_S old."""
+        counter, subscription = self.outcomes, self.subscription
+        if counter is None or subscription is None:
+            return False
+        if counter.reset and not counter.unwritten and not subscription.breaker_failures:
+            counter.reset = False  # a success, with no failure on the row (at the last reread) to restart
+        return ((counter.unwritten > 0 or counter.reset) and not self._failures_lock.locked()
                 and time.monotonic() - self._failures_written_at >= FAILURES_WRITE_S)
 
     async def _write_failures(self) -> None:
-        """Keep the consecutive-failure count on the row (the next session goes on from it), one write at a time."""
+        """Add the failures counted here to the row's count (every session's), one write at a time; read it back."""
         async with self._failures_lock:
-            if self.outcomes is None or self.outcomes.failures == self._failures_on_row:
+            counter = self.outcomes
+            if counter is None or not (counter.unwritten or counter.reset):
                 return
-            failures = self.outcomes.failures
+            taken = counter.take_unwritten()
+            row = -1
             try:
-                await self.engine.bookkeeper.call(session_breaker.record_failures, self.subscription_id, failures,
-                                                  self.engine.token)
-                self._failures_on_row = failures
+                row = await self.engine.bookkeeper.call(session_breaker.record_failures, self.subscription_id, *taken)
             except Exception:
                 log.exception("push session for subscription %s could not record its failure count",
                               self.subscription_id)
             finally:
+                counter.written(row, taken)
                 self._failures_written_at = time.monotonic()
 
     def _heed(self, result: PushResult) -> datetime | None:
