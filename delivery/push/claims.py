@@ -19,6 +19,7 @@ until the others have shrunk, so the sum never exceeds `max_in_flight`.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
@@ -59,9 +60,17 @@ class Report:
 
 
 def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
-    """Claim each active push subscription that has no session and enqueue one; return those started."""
+    """Claim each active push subscription that has no session and enqueue one; return those started.
+
+    One query finds those that have none (usually all have one); each of those is claimed under its row lock.
+    """
+    wanted = set(subscription_ids)
+    if not wanted:
+        return []
+    wanted -= set(PushClaim.objects.filter(subscription_id__in=wanted, until__gte=timezone.now())
+                  .values_list("subscription_id", flat=True))
     started = []
-    for subscription_id in set(subscription_ids):
+    for subscription_id in wanted:
         token = uuid.uuid4().hex
         if _claim(subscription_id, token, START_GRACE, only_first=True):
             enqueue_session(subscription_id, token)
@@ -96,10 +105,30 @@ def enqueue_session(subscription_id: int, token: str) -> None:
 
 
 def start_sessions_for_deliveries(deliveries: Iterable[Delivery]) -> list[int]:
-    """Start sessions for the push subscriptions of these deliveries (loaded with their subscription)."""
+    """Start sessions for the push subscriptions of these deliveries (loaded with their subscription).
+
+    The relay's recorder calls this for every batch it records: a subscription found with a session
+    is not looked up again for SEEN_FOR (a session ends only after DOVECOTE_PUSH_SESSION_IDLE_SECONDS
+    without work, so one that had work this recently is still there; beat's dispatch_push_sessions
+    covers the rare miss within seconds).
+    """
     push = Subscription.Type.PUSH
-    return start_sessions({delivery.subscription.pk for delivery in deliveries
-                           if delivery.subscription is not None and delivery.subscription.type == push})
+    now = time.monotonic()
+    wanted = {delivery.subscription.pk for delivery in deliveries
+              if delivery.subscription is not None and delivery.subscription.type == push
+              and _seen_with_session.get(delivery.subscription.pk, 0.0) < now}
+    if not wanted:
+        return []
+    started = start_sessions(wanted)
+    if len(_seen_with_session) > 100_000:
+        _seen_with_session.clear()
+    for subscription_id in wanted:
+        _seen_with_session[subscription_id] = now + SEEN_FOR
+    return started
+
+
+SEEN_FOR = 1.0  # seconds a subscription found with a session (or just given one) is not looked up again
+_seen_with_session: dict[int, float] = {}  # subscription id -> until when (monotonic); the recorder's thread only
 
 
 def subscriptions_with_due_work(now: datetime | None = None) -> list[int]:
