@@ -427,10 +427,11 @@ def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
     return percentile(fast, 50), percentile(fast, 99), len(fast)
 
 
-def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int, gap_s: float) -> tuple[float, float]:
+def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int,
+           gap_s: float) -> tuple[float, float, dict[str, float]]:
     """One room with `subscriptions` push subscriptions, a `slow_share` of them answering after 2 s; `publishes`
-    single publishes `gap_s` apart. Returns the fast ones' end-to-end p99 ms and the relay's median ms from a
-    delivery's creation to the broker's receipt (its published_messages row)."""
+    single publishes `gap_s` apart. Returns the fast ones' end-to-end p99 ms, the relay's median ms from a
+    delivery's creation to the broker's receipt (its published_messages row) and the fast ones' p99 of each step."""
     from django.db.models import F
 
     from delivery.models import SendRecord
@@ -459,7 +460,30 @@ def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int, 
     relay = [(sent - created).total_seconds() * 1000 for sent, created in SendRecord.objects.filter(
         delivery__message__room_id=room_id, delivery__message__created_at__isnull=False).annotate(
         created=F("delivery__created_at")).values_list("sent_at", "created")]
-    return percentile(fast, 99), statistics.median(relay)
+    return percentile(fast, 99), statistics.median(relay), fast_steps(room_id, set(sent_at))
+
+
+def fast_steps(room_id: int, message_ids: set[str]) -> dict[str, float]:
+    """The p99 of each step of the first attempts to the room's fast (`/hook`) subscriptions, from the rows' clocks.
+
+    row → receipt: the delivery row's creation to the broker's receipt for its frame (the relay); receipt →
+    claim: the broker to the worker's session and its claim of the attempt; POST: the attempt's own duration.
+    """
+    from delivery.models import DeliveryAttempt, SendRecord
+
+    receipts = dict(SendRecord.objects.filter(delivery__message__room_id=room_id, attempt=1)
+                    .values_list("delivery_id", "sent_at"))
+    rows = DeliveryAttempt.objects.filter(
+        delivery__message__room_id=room_id, attempt=1, delivery__subscription__push_url__endswith="/hook").values_list(
+        "delivery_id", "delivery__message_id", "delivery__created_at", "started_at", "duration_ms")
+    steps: dict[str, list[float]] = {"row → receipt": [], "receipt → claim": [], "POST": []}
+    for delivery_id, message_id, created_at, started_at, duration_ms in rows:
+        if str(message_id) not in message_ids or delivery_id not in receipts:
+            continue
+        steps["row → receipt"].append((receipts[delivery_id] - created_at).total_seconds() * 1000)
+        steps["receipt → claim"].append((started_at - receipts[delivery_id]).total_seconds() * 1000)
+        steps["POST"].append(float(duration_ms))
+    return {name: percentile(values, 99) for name, values in steps.items() if values}
 
 
 def redelivery_timing_error(ctx: Context, n: int, rate: int, delay_ms: int = 1000) -> tuple[float, float]:

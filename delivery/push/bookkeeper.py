@@ -25,6 +25,7 @@ from django.db.utils import DatabaseError, InterfaceError, OperationalError
 
 from delivery.attempts import Arrival, Attempt, start_attempts
 from delivery.broker import Broker
+from delivery.push.claims import Held, adopt
 from delivery.push.outcomes import record_outcomes
 from delivery.transports import PushResult
 
@@ -41,6 +42,7 @@ class JobKind(StrEnum):
     START = "start"  # frames to judge, fresh ones claimed in one statement
     JUDGE = "judge"  # frames to judge one by one (the ledger tried the one-statement claim already)
     SETTLE = "settle"  # finished POSTs to record, their frames to ack
+    ADOPT = "adopt"  # starting sessions taking over their claims
     CALL = "call"  # one database call
 
 
@@ -76,19 +78,29 @@ class Bookkeeper:
         """Record finished POSTs (with other sessions' outcomes waiting too) and ack their frames."""
         await self._submit(JobKind.SETTLE, finished)
 
-    async def call(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run one database call on a bookkeeper thread."""
-        return await self._submit(JobKind.CALL, [], lambda: function(*args, **kwargs))
+    async def adopt(self, subscription_id: int, token: str, engine_token: str) -> Held | None:
+        """Take over a starting session's claim (with others starting too); its subscription, or None if lost."""
+        results = await self._submit(JobKind.ADOPT, [(subscription_id, token, engine_token)])
+        return results[0]
+
+    async def call(self, function: Callable[..., T], *args: Any, urgent: bool = False, **kwargs: Any) -> T:
+        """Run one database call on a bookkeeper thread; an `urgent` one before the work already waiting."""
+        return await self._submit(JobKind.CALL, [], lambda: function(*args, **kwargs), urgent=urgent)
 
     def close(self) -> None:
         with self._ready:
             self._closed = True
             self._ready.notify_all()
 
-    def _submit(self, kind: JobKind, items: list[Any], call: Callable[[], Any] | None = None) -> asyncio.Future[Any]:
+    def _submit(self, kind: JobKind, items: list[Any], call: Callable[[], Any] | None = None, *,
+                urgent: bool = False) -> asyncio.Future[Any]:
         future = asyncio.get_running_loop().create_future()
         with self._ready:
-            self._jobs.append(_Job(kind, items, future, call))
+            job = _Job(kind, items, future, call)
+            if urgent:
+                self._jobs.appendleft(job)
+            else:
+                self._jobs.append(job)
             self._ready.notify()
         return future
 
@@ -135,15 +147,18 @@ class Bookkeeper:
             assert batch[0].call is not None
             return [batch[0].call()]
         items = [item for job in batch for item in job.items]
-        if kind in (JobKind.START, JobKind.JUDGE):
+        if kind == JobKind.SETTLE:
+            record_outcomes(self.broker, items)
+            return [None] * len(batch)
+        if kind == JobKind.ADOPT:  # every item is (subscription id, start token, the engine's token)
+            results: list[Any] = adopt([(pk, token) for pk, token, _ in items], items[0][2])
+        else:
             results = start_attempts(self.broker, items, claim_fresh=kind == JobKind.START)
-            split, offset = [], 0
-            for job in batch:
-                split.append(results[offset:offset + len(job.items)])
-                offset += len(job.items)
-            return split
-        record_outcomes(self.broker, items)
-        return [None] * len(batch)
+        split, offset = [], 0
+        for job in batch:  # each job its own items' results
+            split.append(results[offset:offset + len(job.items)])
+            offset += len(job.items)
+        return split
 
 
 def _resolve(future: asyncio.Future[Any], *, result: Any = None, error: BaseException | None = None) -> None:

@@ -62,24 +62,46 @@ class Report:
 def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
     """Claim each active push subscription that has no session and enqueue one; return those started.
 
-    One query finds those that have none (usually all have one); each of those is claimed under its row lock.
+    One query finds those that have none (usually all have one); those are claimed together in one
+    transaction under their row locks (`_claim_first`).
     """
     wanted = set(subscription_ids)
     if not wanted:
         return []
     wanted -= set(PushClaim.objects.filter(subscription_id__in=wanted, until__gte=timezone.now())
                   .values_list("subscription_id", flat=True))
-    started = []
-    for subscription_id in wanted:
-        token = uuid.uuid4().hex
-        if _claim(subscription_id, token, START_GRACE, only_first=True):
-            enqueue_session(subscription_id, token)
-            started.append(subscription_id)
-    return started
+    if not wanted:
+        return []
+    started = _claim_first(wanted)
+    for subscription_id, token in started:
+        enqueue_session(subscription_id, token)
+    return [subscription_id for subscription_id, _ in started]
 
 
-def _claim(subscription_id: int, token: str, ttl: timedelta, *, only_first: bool) -> bool:
-    """Add a claim for the subscription (active, push) if it has room for one more session; True if added."""
+def _claim_first(subscription_ids: set[int]) -> list[tuple[int, str]]:
+    """Claim a first session for each of these active push subscriptions that has none; the (id, start token)s.
+
+    The subscriptions' rows are locked in id order, skipping those another transaction holds: when that is
+    another claimer, it is starting the session; otherwise beat's dispatch_push_sessions tries again within
+    a second. Under the locks, lapsed claims are removed and a claim is added where none is left.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        locked = list(Subscription.objects.select_for_update(skip_locked=True).filter(
+            pk__in=subscription_ids, type=Subscription.Type.PUSH, status=Subscription.Status.ACTIVE)
+            .order_by("pk").values_list("pk", flat=True))
+        if not locked:
+            return []
+        PushClaim.objects.filter(subscription_id__in=locked, until__lt=now).delete()
+        running = set(PushClaim.objects.filter(subscription_id__in=locked).values_list("subscription_id", flat=True))
+        new = [PushClaim(subscription_id=pk, token=uuid.uuid4().hex, until=now + START_GRACE, sized_for=1)
+               for pk in locked if pk not in running]
+        PushClaim.objects.bulk_create(new)
+    return [(claim.subscription_id, claim.token) for claim in new]
+
+
+def _claim(subscription_id: int, token: str, ttl: timedelta) -> bool:
+    """Add the engine's claim for one more session of a subscription (active, push) if it has room; True if added."""
     now = timezone.now()
     with transaction.atomic():
         locked = (Subscription.objects.select_for_update().filter(
@@ -90,7 +112,7 @@ def _claim(subscription_id: int, token: str, ttl: timedelta, *, only_first: bool
         PushClaim.objects.filter(subscription_id=subscription_id, until__lt=now).delete()
         live = PushClaim.objects.filter(subscription_id=subscription_id)
         sessions = live.count()
-        if sessions >= (1 if only_first else min(locked, settings.DOVECOTE_PUSH_SESSIONS_PER_SUBSCRIPTION)):
+        if sessions >= min(locked, settings.DOVECOTE_PUSH_SESSIONS_PER_SUBSCRIPTION):
             return False
         if live.filter(token=token).exists():
             return False
@@ -144,17 +166,40 @@ def _due_work(now: datetime) -> Q:
     return Q(status=Delivery.Status.QUEUED) | Q(status=Delivery.Status.RETRYING, next_attempt_at__lte=now + LOOKAHEAD)
 
 
-def adopt(subscription_id: int, token: str, engine_token: str) -> Held | None:
-    """Take over the claim `token` for the engine; return the subscription (with its room), or None if lost."""
-    if token != engine_token and PushClaim.objects.filter(subscription_id=subscription_id,
-                                                          token=engine_token).exists():
-        PushClaim.objects.filter(subscription_id=subscription_id, token=token).delete()
-        return None  # the engine runs a session for it already: one per worker
-    taken = PushClaim.objects.filter(subscription_id=subscription_id, token=token).update(
-        token=engine_token, until=timezone.now() + CLAIM_TTL)
-    if not taken:
-        return None
-    return _held(engine_token, [subscription_id]).get(subscription_id)
+def adopt(requests: list[tuple[int, str]], engine_token: str) -> list[Held | None]:
+    """Take over each (subscription, start token) claim for the engine; per request its subscription, or None if lost.
+
+    One engine runs one session per subscription: a request for a subscription the engine holds a claim
+    for already (or asked for twice in one batch) gives its start claim back. The engine batches the
+    requests of the sessions starting together (a cold start of a thousand subscriptions is a few queries).
+    """
+    subscription_ids = {subscription_id for subscription_id, _ in requests}
+    mine = set(PushClaim.objects.filter(subscription_id__in=subscription_ids, token=engine_token)
+               .values_list("subscription_id", flat=True))
+    taking: dict[int, str] = {}
+    surplus: list[tuple[int, str]] = []
+    for subscription_id, token in requests:
+        if token == engine_token or (subscription_id not in mine and subscription_id not in taking):
+            taking.setdefault(subscription_id, token)
+        else:
+            surplus.append((subscription_id, token))
+    if surplus:
+        PushClaim.objects.filter(_pairs([pair for pair in surplus if pair[1] != engine_token])).delete()
+    if taking:
+        PushClaim.objects.filter(_pairs(list(taking.items()))).update(
+            token=engine_token, until=timezone.now() + CLAIM_TTL)
+    held = _held(engine_token, list(PushClaim.objects.filter(subscription_id__in=list(taking), token=engine_token)
+                                    .values_list("subscription_id", flat=True)))
+    return [held.get(subscription_id) if taking.get(subscription_id) == token else None
+            for subscription_id, token in requests]
+
+
+def _pairs(pairs: list[tuple[int, str]]) -> Q:
+    """Match the claims named by these (subscription, token) pairs (none if empty)."""
+    match = Q(pk__in=[])
+    for subscription_id, token in pairs:
+        match |= Q(subscription_id=subscription_id, token=token)
+    return match
 
 
 def join_hot(engine_token: str) -> list[int]:
@@ -164,7 +209,7 @@ def join_hot(engine_token: str) -> list[int]:
     hot = (PushClaim.objects.filter(hot=True, until__gte=now, subscription__status=Subscription.Status.ACTIVE)
            .exclude(subscription_id__in=mine).values_list("subscription_id", flat=True).distinct())
     return [subscription_id for subscription_id in list(hot)[:JOINS_PER_RENEWAL]
-            if _claim(subscription_id, engine_token, CLAIM_TTL, only_first=False)]
+            if _claim(subscription_id, engine_token, CLAIM_TTL)]
 
 
 def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:

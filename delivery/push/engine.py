@@ -109,7 +109,7 @@ class PushEngine:
             return
         if (running := self.sessions.get(subscription_id)) is not None and running.accepting:
             # This engine already runs it (a claim that lapsed while the loop was busy): keep that session.
-            self.loop.create_task(self.bookkeeper.call(claims.adopt, subscription_id, token, self.token))
+            self.loop.create_task(self.bookkeeper.adopt(subscription_id, token, self.token))
             return
         session = PushSession(self, subscription_id, token)
         self.sessions[subscription_id] = session
@@ -132,7 +132,8 @@ class PushEngine:
 
     async def _refresh(self) -> None:
         reports = {pk: session.report() for pk, session in self.sessions.items() if session.subscription is not None}
-        owned = await self.bookkeeper.call(claims.renew, self.token, reports)
+        # Before the work waiting: a renewal later than CLAIM_TTL would lose every claim, and every session.
+        owned = await self.bookkeeper.call(claims.renew, self.token, reports, urgent=True)
         for subscription_id, session in list(self.sessions.items()):
             if session.subscription is not None:  # adopted: from now on its claim is the engine's
                 session.refreshed(owned.get(subscription_id))

@@ -159,7 +159,7 @@ class PushSession:
 
     async def run(self) -> None:
         engine = self.engine
-        held = await engine.bookkeeper.call(claims.adopt, self.subscription_id, self.token, engine.token)
+        held = await engine.bookkeeper.adopt(self.subscription_id, self.token, engine.token)
         if held is None:
             return  # another session took over meanwhile, or this worker runs one already
         self.subscription, self.sessions, self.share = held.subscription, held.sessions, held.share

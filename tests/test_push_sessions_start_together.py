@@ -1,0 +1,103 @@
+"""Push sessions starting together claim and adopt their subscriptions in a few statements, never twice."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import connection, connections, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from delivery.models import PushClaim
+from delivery.push import claims
+from subscriptions.models import Subscription
+from tests.factories import make_room, make_subscription
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_hundred_subscriptions_are_claimed_in_one_transaction_of_a_few_statements() -> None:
+    room = make_room()
+    subscriptions = [make_subscription(room) for _ in range(100)]
+    paused = make_subscription(room, status=Subscription.Status.PAUSED)
+    pull = make_subscription(room, type=Subscription.Type.PULL)
+    with CaptureQueriesContext(connection) as queries:
+        started = claims.start_sessions([s.pk for s in subscriptions] + [paused.pk, pull.pk])
+    assert sorted(started) == sorted(s.pk for s in subscriptions)
+    assert len(queries) <= 8, [q["sql"][:120] for q in queries]
+    assert PushClaim.objects.filter(subscription__in=subscriptions).count() == 100
+    assert not PushClaim.objects.filter(subscription__in=[paused, pull]).exists()
+    assert claims.start_sessions([s.pk for s in subscriptions]) == []  # each has its session now
+
+
+def test_a_lapsed_claim_is_replaced_and_a_live_one_kept() -> None:
+    room = make_room()
+    lapsed, live = make_subscription(room), make_subscription(room)
+    PushClaim.objects.create(subscription=lapsed, token="gone", until=timezone.now() - timedelta(seconds=1))
+    PushClaim.objects.create(subscription=live, token="here", until=timezone.now() + timedelta(seconds=5))
+    assert claims.start_sessions([lapsed.pk, live.pk]) == [lapsed.pk]
+    assert list(PushClaim.objects.filter(subscription=live).values_list("token", flat=True)) == ["here"]
+    assert "gone" not in PushClaim.objects.filter(subscription=lapsed).values_list("token", flat=True)
+
+
+def test_a_subscription_whose_row_another_transaction_holds_is_left_for_the_next_dispatch() -> None:
+    room = make_room()
+    held, free = make_subscription(room), make_subscription(room)
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_row() -> None:
+        try:
+            with transaction.atomic():
+                Subscription.objects.select_for_update().filter(pk=held.pk).first()
+                locked.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_row)
+    holder.start()
+    try:
+        assert locked.wait(30), "the other transaction never locked the subscription's row"
+        assert claims.start_sessions([held.pk, free.pk]) == [free.pk]  # not a wait for the lock
+    finally:
+        release.set()
+        holder.join(30)
+    assert claims.start_sessions([held.pk, free.pk]) == [held.pk]
+
+
+def test_adopting_a_batch_takes_each_claim_once_and_gives_back_the_surplus() -> None:
+    room = make_room()
+    fresh, twice, running = (make_subscription(room) for _ in range(3))
+    engine = uuid.uuid4().hex
+    until = timezone.now() + timedelta(seconds=15)
+    for subscription, token in ((fresh, "start-1"), (twice, "start-2"), (twice, "start-3"), (running, "start-4"),
+                                (running, engine)):
+        PushClaim.objects.create(subscription=subscription, token=token, until=until)
+    requests = [(fresh.pk, "start-1"), (twice.pk, "start-2"), (twice.pk, "start-3"), (running.pk, "start-4"),
+                (fresh.pk, "never-claimed")]
+    with CaptureQueriesContext(connection) as queries:
+        held = claims.adopt(requests, engine)
+    assert len(queries) <= 8, [q["sql"][:120] for q in queries]
+    assert [h.subscription.pk if h else None for h in held] == [fresh.pk, twice.pk, None, None, None]
+    tokens = {(c.subscription_id, c.token) for c in PushClaim.objects.filter(subscription__room=room)}
+    # start-3 is a second session asked for one subscription in one engine: its claim is given back;
+    # start-4 asks for a subscription the engine runs already.
+    assert tokens == {(fresh.pk, engine), (twice.pk, engine), (running.pk, engine)}
+
+
+def test_adopting_forty_sessions_takes_as_many_statements_as_adopting_one() -> None:
+    room = make_room()
+    engine = uuid.uuid4().hex
+    until = timezone.now() + timedelta(seconds=15)
+    subscriptions = [make_subscription(room) for _ in range(41)]
+    for subscription in subscriptions:
+        PushClaim.objects.create(subscription=subscription, token=f"start-{subscription.pk}", until=until)
+    with CaptureQueriesContext(connection) as one:
+        assert claims.adopt([(subscriptions[0].pk, f"start-{subscriptions[0].pk}")], engine)[0] is not None
+    with CaptureQueriesContext(connection) as forty:
+        held = claims.adopt([(s.pk, f"start-{s.pk}") for s in subscriptions[1:]], engine)
+    assert all(h is not None for h in held)
+    assert len(forty) == len(one), ([q["sql"][:120] for q in one], [q["sql"][:120] for q in forty])
