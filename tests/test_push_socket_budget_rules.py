@@ -1,6 +1,6 @@
 """The socket budget's rules (delivery/push/budget.py), and the transport keeping idle connections within it.
 
-The budget is a value object on the event loop: its caps, its round-robin by room then
+The budget is a value object on the event loop: its caps, its max-min fair serving by room then
 subscription, and what it derives from the open-file limit are checked here directly; the pool
 against real receivers on loopback. The attack on a real worker is tests/test_push_socket_budget.py.
 """
@@ -33,7 +33,7 @@ def test_a_room_and_a_subscription_take_no_more_than_their_caps_while_slots_are_
     assert taken == [3, 2, 3] and budget.in_use == 8 and budget.waiting() == 3
 
 
-def test_freed_slots_go_round_robin_by_room_then_subscription_and_wake_the_session() -> None:
+def test_freed_slots_go_in_turn_by_room_then_subscription_when_they_hold_alike_and_wake_the_session() -> None:
     budget = SocketBudget(total=6, per_room=6, per_subscription=6)
     woken: list[int] = []
     assert budget.take(1, 11, 6, lambda: woken.append(11)) == 6  # room 1 holds everything
@@ -45,6 +45,22 @@ def test_freed_slots_go_round_robin_by_room_then_subscription_and_wake_the_sessi
     # Each room in turn, whatever its number of subscriptions; in a room, each subscription in turn.
     assert woken == [12, 21, 31, 12, 22, 31]
     assert [budget.take(r, s, 10, lambda: None) for r, s in ((1, 12), (2, 21), (2, 22), (3, 31))] == [2, 1, 1, 2]
+
+
+def test_a_freed_slot_goes_to_the_subscription_holding_the_fewest_not_to_the_slow_one_waiting_longest() -> None:
+    budget = SocketBudget(total=10, per_room=10, per_subscription=10)
+    woken: list[int] = []
+    assert budget.take(1, 11, 8, lambda: None) == 8  # a slow receiver: its POSTs hold their slots for seconds
+    assert budget.take(1, 12, 2, lambda: None) == 2  # a fast one
+    assert budget.take(1, 11, 5, lambda: woken.append(11)) == 0  # the slow one waits first
+    assert budget.take(1, 12, 5, lambda: woken.append(12)) == 0
+    assert budget.take(2, 21, 1, lambda: woken.append(21)) == 0  # another room, holding nothing
+
+    budget.release(1, 12, 2)  # the fast one's POSTs answered
+
+    assert woken == [21, 12]  # the room holding nothing first, then the fast subscription of the busy room
+    budget.release(1, 11, 1)
+    assert woken == [21, 12, 12]  # still the fast one: 2 held against the slow one's 7
 
 
 def test_a_newcomer_does_not_take_a_slot_given_to_a_waiting_session() -> None:

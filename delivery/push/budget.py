@@ -9,8 +9,10 @@ pushes of every room. So the engine hands out slots, one per POST, from one budg
    ends holds its slot until its timeout, so only a cap keeps slots free for the other rooms;
 3. a session asks for as many slots as it has frames to POST (`take`) and gets what is free within
    its caps, unless other sessions are already waiting: then it queues behind them;
-4. a slot given back goes to the waiting sessions round-robin, by room, then by subscription in
-   that room, and wakes the session it was given to (its frames wait in its inbox, unjudged);
+4. a slot given back goes to the waiting session that holds the fewest: first the room holding the
+   fewest, then in it the subscription holding the fewest (max-min fairness by slots held, so a
+   slow receiver's long POSTs cannot crowd out a fast one's), and wakes the session it was given to
+   (its frames wait in its inbox, unjudged);
 5. idle keep-alive connections count against the same budget: the transport closes the oldest
    of them before it opens a socket past the budget (delivery/http1.py, `max_open`).
 """
@@ -126,27 +128,37 @@ class SocketBudget:
             del self._waiting[room_id]
 
     def _serve(self) -> None:
-        """Give free slots to the waiting sessions, one at a time, round-robin by room then subscription."""
+        """Give free slots to the waiting sessions one at a time, each to the one holding the fewest (max-min fair).
+
+        The room holding the fewest slots goes first, and in it the subscription holding the fewest; ties go
+        to the one waiting longest. Counting slots held, not slots given, is what keeps a slow receiver
+        from crowding out the fast ones: its POSTs hold their slots for seconds, so under round-robin
+        giving it would end up holding nearly all of them.
+        """
         woken: list[Wake] = []
-        served = True
-        while served and self.in_use < self.total:
-            served = False
-            for room_id in list(self._waiting):
-                subscription_id = next((s for s in self._waiting[room_id] if self._room_for(room_id, s) > 0), None)
-                if subscription_id is None:
-                    continue
-                waiter = self._waiting[room_id].pop(subscription_id)
-                self._hold(room_id, subscription_id, 1)
-                self._granted[subscription_id] += 1
-                waiter.wants -= 1
-                if waiter.wants > 0:
-                    self._waiting[room_id][subscription_id] = waiter  # to the back of its room's line
-                elif not self._waiting[room_id]:
-                    del self._waiting[room_id]
-                if room_id in self._waiting:
-                    self._waiting[room_id] = self._waiting.pop(room_id)  # the room to the back of the line
-                woken.append(waiter.wake)
-                served = True
-                break
+        while self.in_use < self.total and (chosen := self._neediest()) is not None:
+            room_id, subscription_id = chosen
+            waiter = self._waiting[room_id].pop(subscription_id)
+            self._hold(room_id, subscription_id, 1)
+            self._granted[subscription_id] += 1
+            waiter.wants -= 1
+            if waiter.wants > 0:
+                self._waiting[room_id][subscription_id] = waiter  # to the back of its room's line
+            elif not self._waiting[room_id]:
+                del self._waiting[room_id]
+            woken.append(waiter.wake)
         for wake in woken:
             wake()
+
+    def _neediest(self) -> tuple[int, int] | None:
+        """The waiting (room, subscription) that may take a slot now and holds the fewest, room first; None if none."""
+        best: tuple[int, int, int, int] | None = None  # slots held by the room, by the subscription; their ids
+        for room_id, subscriptions in self._waiting.items():
+            room_holds = self._rooms[room_id]
+            if best is not None and room_holds >= best[0]:
+                continue
+            candidates = [(self._subscriptions[s], s) for s in subscriptions if self._room_for(room_id, s) > 0]
+            if candidates:
+                holds, subscription_id = min(candidates, key=lambda candidate: candidate[0])
+                best = (room_holds, holds, room_id, subscription_id)
+        return None if best is None else (best[2], best[3])
