@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import QuerySet
 
 from delivery.push.claims import start_sessions
 from delivery.subscription_teardown import retire_deliveries
@@ -33,6 +34,7 @@ def delete_subscription(subscription: Subscription) -> int:
     subscription_id = subscription.pk
     destination = subscription.destination
     with transaction.atomic():
+        _lock_against_claims(Subscription.objects.filter(pk=subscription_id))
         dead_lettered = retire_deliveries(subscription_id, f"subscription {subscription_id} was deleted")
         subscription.delete()
         # The frames left on the broker belong to settled deliveries: the queue goes with them.
@@ -57,6 +59,7 @@ def delete_room(room: Room) -> RoomDeleted:
     room_id = room.pk
     queues = [subscription.destination for subscription in room.subscriptions.all()]
     with transaction.atomic():
+        _lock_against_claims(Subscription.objects.filter(room_id=room_id))
         _, deleted = room.delete()
         # Frames left on the broker name deliveries that no longer exist: the queues go with them.
         transaction.on_commit(lambda: [delete_queue.delay(queue) for queue in queues])
@@ -65,3 +68,13 @@ def delete_room(room: Room) -> RoomDeleted:
         subscriptions_deleted=deleted.get("subscriptions.Subscription", 0),
         messages_deleted=deleted.get("delivery.Message", 0),
     )
+
+
+def _lock_against_claims(subscriptions: QuerySet[Subscription]) -> None:
+    """Lock the subscriptions' rows (in id order) before deleting them and their push claims.
+
+    A worker adds a push claim under its subscription's row lock (delivery/push/claims.py): holding the
+    locks first, the delete sees every claim added before it and no claim can be added after it (the
+    claimer then finds the row gone), so the claims' foreign key never stops the delete.
+    """
+    list(subscriptions.select_for_update().order_by("pk").values_list("pk", flat=True))

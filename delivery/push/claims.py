@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import BooleanField, Case, F, IntegerField, Q, Value, When
+from django.db.models import Q
 from django.utils import timezone
 
 from delivery.models import Delivery, PushClaim
@@ -213,15 +213,21 @@ def join_hot(engine_token: str) -> list[int]:
 
 
 def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
-    """Extend every claim the engine holds with its sessions' reports; return their subscriptions as they are now."""
-    sized = [When(subscription_id=pk, then=Value(report.sized_for)) for pk, report in reports.items()]
-    hot = [pk for pk, report in reports.items() if report.hot]
-    PushClaim.objects.filter(token=engine_token).update(
-        until=timezone.now() + CLAIM_TTL,
-        sized_for=Case(*sized, default=F("sized_for"), output_field=IntegerField()) if sized else F("sized_for"),
-        hot=Case(When(subscription_id__in=hot, then=Value(True)), default=Value(False), output_field=BooleanField()))
-    return _held(engine_token, list(PushClaim.objects.filter(token=engine_token)
-                                    .values_list("subscription_id", flat=True)))
+    """Extend every claim the engine holds with its sessions' reports; return their subscriptions as they are now.
+
+    One UPDATE per distinct report (usually one or two), each naming its subscriptions: a statement
+    whose cost grows with the sessions, not with their square (a CASE per session did, ~0.2 s a second
+    of the worker's CPU at 600 sessions).
+    """
+    alike: dict[tuple[int, bool], list[int]] = defaultdict(list)
+    for subscription_id, report in reports.items():
+        alike[(report.sized_for, report.hot)].append(subscription_id)
+    mine = PushClaim.objects.filter(token=engine_token)
+    with transaction.atomic():
+        mine.update(until=timezone.now() + CLAIM_TTL, hot=False)
+        for (sized_for, hot), subscription_ids in alike.items():
+            mine.filter(subscription_id__in=subscription_ids).update(sized_for=sized_for, hot=hot)
+    return _held(engine_token, list(mine.values_list("subscription_id", flat=True)))
 
 
 def _held(engine_token: str, subscription_ids: list[int]) -> dict[int, Held]:
