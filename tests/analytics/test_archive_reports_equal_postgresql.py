@@ -16,7 +16,7 @@ from analytics.jobs.main import run_reports
 from analytics.models import ArchiveBatch
 from delivery.models import Delivery, Message
 from rooms.models import Room
-from tests.test_analytics_reports import REPORT_TABLES, require_spark
+from tests.analytics.test_analytics_reports import REPORT_TABLES, require_spark
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -21,13 +21,13 @@ from analytics.models import ArchiveBatch, ArchivedMessage, ArchiveRun
 from delivery.models import Delivery, DeliveryAttempt, Message, SendRecord
 from rooms.models import ApiKey
 from tests import workers
+from tests.analytics.test_analytics_reports import require_spark
 from tests.callers import call_api
 from tests.factories import make_delivery, make_message, make_room, make_subscription
-from tests.test_analytics_reports import require_spark
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 Status = Delivery.Status
 COMMAND_TIMEOUT_S = 600
 

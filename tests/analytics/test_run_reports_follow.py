@@ -16,11 +16,11 @@ from django.db import connection
 
 from analytics import synthetic_history
 from tests import workers
-from tests.test_analytics_reports import require_spark
+from tests.analytics.test_analytics_reports import require_spark
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 300
 
 

@@ -22,12 +22,12 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from tests.test_analytics_reports import assert_every_figure_matches_sql, history, latest_run, require_spark
+from tests.analytics.test_analytics_reports import assert_every_figure_matches_sql, history, latest_run, require_spark
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 __all__ = ["history"]  # the module's generated history, shared with the local-session tests
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:

@@ -1,7 +1,7 @@
 """The bad-input matrix: every API endpoint and UI form, fed what careless and hostile clients send.
 
 Deep nesting, huge numbers, NaN and Infinity, wrong types, CR/LF in strings, oversize bodies and
-unknown fields (refused, tests/test_unknown_fields_are_refused.py): no request may answer 5xx, and every 4xx
+unknown fields (refused, tests/api/test_unknown_fields_are_refused.py): no request may answer 5xx, and every 4xx
 names what is wrong.
 """
 

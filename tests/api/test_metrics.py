@@ -157,7 +157,7 @@ def test_the_docs_list_every_metric_with_its_type_and_labels() -> None:
     from api.metrics import DeliveryStateCollector
     from delivery import metrics
 
-    docs = (Path(__file__).resolve().parent.parent / "docs" / "operations.md").read_text()
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "operations.md").read_text()
     rows = {row[0].strip("` "): row for row in (line.split("|")[1:-1] for line in docs.splitlines()
                                                  if line.startswith("| `dovecote_"))}
     recorded = [m for m in vars(metrics).values() if isinstance(m, Counter | Histogram)]

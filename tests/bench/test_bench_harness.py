@@ -14,7 +14,7 @@ import pytest
 
 from tests.services import redis_url, stomp_url
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ROWS = [
     "publish, batch API",
     "publish, single-message API",

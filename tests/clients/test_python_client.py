@@ -86,13 +86,13 @@ from dovecote_api.models import (
 )
 from dovecote_client import Consumed, DeadLetter, Dovecote, DovecoteError, Event, Retry
 from rooms.models import ApiKey
+from tests.delivery.push.test_push_delivery import wait_for_status
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver
-from tests.test_push_delivery import wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker")]
 
-SCHEMA = Path(__file__).resolve().parent.parent / "clients" / "openapi.yaml"
+SCHEMA = Path(__file__).resolve().parents[2] / "clients" / "openapi.yaml"
 
 
 @pytest.fixture

@@ -11,11 +11,11 @@ from django.test import Client, override_settings
 
 from delivery.models import Delivery, DeliveryAttempt
 from rooms.models import ApiKey
+from tests.delivery.push.test_push_delivery import publish, wait_for_status
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, Reply
 from tests.services import stomp_url
 from tests.tcp_proxy import TcpProxy
-from tests.test_push_delivery import publish, wait_for_status
 from tests.workers import WorkerProcess
 
 pytestmark = pytest.mark.django_db(transaction=True)

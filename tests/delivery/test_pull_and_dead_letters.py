@@ -11,9 +11,9 @@ from django.test import Client
 
 from delivery.models import Delivery, DeliveryAttempt
 from rooms.models import ApiKey
+from tests.delivery.push.test_push_delivery import publish, wait_for_status
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, always
-from tests.test_push_delivery import publish, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker")]
 

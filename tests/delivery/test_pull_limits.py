@@ -18,9 +18,9 @@ from api import long_polls
 from delivery import dead_letters
 from delivery.models import Delivery
 from rooms.models import ApiKey
+from tests.delivery.push.test_push_delivery import publish
+from tests.delivery.test_pull_and_dead_letters import call
 from tests.factories import make_delivery, make_event_type, make_message, make_room, make_subscription
-from tests.test_pull_and_dead_letters import call
-from tests.test_push_delivery import publish
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_services")]
 
@@ -94,7 +94,7 @@ if token and {release_after_s!r} is not None:
     release_shared_slot("long-polls:key-{key_id}", token)
 """
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                            cwd=Path(__file__).resolve().parent.parent)
+                            cwd=Path(__file__).resolve().parents[2])
 
 
 def test_a_keys_long_polls_are_counted_across_web_processes(live_server, pull_room) -> None:

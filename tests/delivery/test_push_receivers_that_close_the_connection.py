@@ -21,9 +21,9 @@ from delivery.broker.shared import shared_broker
 from delivery.models import Delivery, DeliveryAttempt
 from delivery.transports import PushRequest, post_once
 from rooms.models import ApiKey
+from tests.delivery.push.test_subscription_pace import publish_batch
+from tests.delivery.test_push_transport import RawServer
 from tests.factories import make_event_type, make_room, make_subscription
-from tests.test_push_transport import RawServer
-from tests.test_subscription_pace import publish_batch
 
 Outcome = DeliveryAttempt.Outcome
 Handle = Callable[[socket.socket], None]

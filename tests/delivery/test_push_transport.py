@@ -240,8 +240,8 @@ def test_a_worker_records_a_dripping_receiver_as_a_timeout_at_its_deadline(
     client, servers, worker
 ) -> None:
     from rooms.models import ApiKey
+    from tests.delivery.push.test_push_delivery import publish, wait_for_status
     from tests.factories import make_event_type, make_room, make_subscription
-    from tests.test_push_delivery import publish, wait_for_status
 
     receiver = servers(drip(b"HTTP/1.1 200 OK\r\n" + b"X-A: b\r\n" * 1000))
     room = make_room(delivery_attempts=0)

@@ -11,9 +11,9 @@ from delivery.models import Delivery, DeliveryAttempt
 from delivery.transports import MAX_RETRY_AFTER_MS, retry_after_ms
 from rooms.models import ApiKey
 from subscriptions.retry import RetryPolicy
+from tests.delivery.push.test_push_delivery import publish
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, Reply
-from tests.test_push_delivery import publish
 
 DAY_MS = 24 * 3600 * 1000
 

@@ -18,7 +18,7 @@ import yaml
 from delivery.broker.stomp_connection import parse_stomp_url
 from tests.services import missing_service
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 
 INFRA = ("artemis", "postgres", "redis")

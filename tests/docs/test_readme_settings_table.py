@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Where the product reads its settings: the apps, the project package, manage.py and the process scripts.
 CODE = ["api", "analytics", "console", "delivery", "demo", "dovecote", "rooms", "subscriptions"]
 PYTHON_READS = [

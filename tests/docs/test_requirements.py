@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TEST_TOOLS = {"pytest", "pytest-django", "playwright", "pytest-playwright", "schemathesis", "ruff", "hypothesis",
               "import-linter", "mypy"}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # How docs/architecture.md introduces each app's layer list, up to the list's closing parenthesis.
 DOCUMENTED = {"delivery": r"`delivery/` reads top-down \((.*?)\) and",
               "analytics": r"`analytics/` does too \((.*?)\)\."}

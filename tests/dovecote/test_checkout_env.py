@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dovecote import checkout
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def exported(env: dict[str, str], *names: str) -> list[str]:

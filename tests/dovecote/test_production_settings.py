@@ -15,7 +15,7 @@ import pytest
 from cryptography.fernet import Fernet
 from django.test import Client
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SCRATCH = Path(tempfile.mkdtemp(prefix="dovecote-settings-"))
 KEYS = {"DJANGO_SECRET_KEY": "s" * 20 + "-a-random-enough-key-" + "t" * 20,
         "DOVECOTE_SECRETS_KEY": Fernet.generate_key().decode()}

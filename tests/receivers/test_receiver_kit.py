@@ -1,5 +1,5 @@
 """The receiver kit (receivers/python) on its own: signatures, the inbox on SQLite and PostgreSQL,
-the replies of its WSGI, ASGI and Django integrations. tests/test_receiver_push.py pushes from Dovecote.
+the replies of its WSGI, ASGI and Django integrations. tests/receivers/test_receiver_push.py pushes from Dovecote.
 """
 
 from __future__ import annotations

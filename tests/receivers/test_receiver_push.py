@@ -23,9 +23,9 @@ from dovecote_receiver.django.models import InboxMessage
 from rooms.models import ApiKey, Room
 from subscriptions.models import Subscription
 from tests import receiver_urls
+from tests.delivery.push.test_push_delivery import publish, wait_for_status
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.shop import Shop, orders, post, signed_headers
-from tests.test_push_delivery import publish, wait_for_status
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker")]
 

@@ -1,6 +1,6 @@
 """Apache Artemis's own STOMP semantics, each one Dovecote relies on, checked on the real broker.
 
-The broker contract (tests/test_broker_contract.py) holds for every implementation; these are the
+The broker contract (tests/delivery/broker/test_broker_contract.py) holds for every implementation; these are the
 facts of Artemis that shaped it (docs/architecture.md#the-broker).
 """
 

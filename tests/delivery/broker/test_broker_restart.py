@@ -28,7 +28,7 @@ from tests.workers import WorkerProcess
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow, pytest.mark.usefixtures("live_services")]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 MESSAGES = 300
 KILL_AT, RESTART_AT = 100, 160
 

@@ -17,9 +17,9 @@ from delivery.actions import delete_subscription
 from delivery.models import Delivery, DeliveryAttempt, PushClaim
 from rooms.models import ApiKey, Room
 from subscriptions.models import BreakerTransition, Subscription
+from tests.delivery.push.test_subscription_pace import busiest_second
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Received, Receiver, Reply
-from tests.test_subscription_pace import busiest_second
 from tests.workers import WorkerProcess
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

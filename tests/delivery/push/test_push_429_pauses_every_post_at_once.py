@@ -16,9 +16,9 @@ from django.test import Client
 from delivery.models import Delivery, DeliveryAttempt
 from rooms.models import ApiKey
 from subscriptions.models import Subscription
+from tests.delivery.push.test_subscription_pace import publish_batch
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, Reply
-from tests.test_subscription_pace import publish_batch
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("worker")]
 RETRY_AFTER_S = 3

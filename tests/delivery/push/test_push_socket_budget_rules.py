@@ -2,7 +2,7 @@
 
 The budget is a value object on the event loop: its caps, its round-robin by room then
 subscription, and what it derives from the open-file limit are checked here directly; the pool
-against real receivers on loopback. The attack on a real worker is tests/test_push_socket_budget.py.
+against real receivers on loopback. The attack on a real worker is tests/delivery/push/test_push_socket_budget.py.
 """
 
 from __future__ import annotations
