@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerate the OpenAPI schema (clients/openapi.yaml) and the typed Python client generated from it
 # (clients/python/dovecote_api/) with the pinned openapi-python-client. `make client` runs this;
-# tests/test_python_client_is_current.py runs it with a temporary DEST and compares the trees.
+# tests/clients/test_python_client_is_current.py runs it with a temporary DEST and compares the trees.
 #
 #   scripts/generate-python-client.sh [DEST]     (DEST defaults to clients/, the committed copy)
 set -euo pipefail

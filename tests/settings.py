@@ -18,9 +18,10 @@ if not os.environ.get("STOMP_URL", "").startswith("stomp"):
     os.environ["STOMP_URL"] = DEFAULT_STOMP_URL
 os.environ["CELERY_BROKER_URL"] = os.environ.get("TEST_REDIS_URL") or DEFAULT_REDIS_URL
 os.environ.setdefault("DOVECOTE_PUSH_ALLOW_HOSTS", "127.0.0.1")
-# The test client and live servers speak plain HTTP (tests/test_production_settings.py checks the defaults).
+# The test client and live servers speak plain HTTP (tests/dovecote/test_production_settings.py checks the defaults).
 os.environ.setdefault("DOVECOTE_HTTPS", "false")
-# The archive goes to a temporary folder, never the checkout's var/archive (tests/test_archive*.py set their own).
+# The archive goes to a temporary folder, never the checkout's var/archive
+# (tests/analytics/test_archive_*.py set their own).
 os.environ.setdefault("DOVECOTE_ARCHIVE_URL", os.path.join(tempfile.gettempdir(), "dovecote-test-archive"))
 
 from dovecote.settings import *  # noqa: E402, F403 - after the environment is set up above
@@ -39,7 +40,7 @@ CELERY_BEAT_SCHEDULE = {name: entry for name, entry in CELERY_BEAT_SCHEDULE.item
 MIDDLEWARE = ["tests.schema_validation.CheckApiReplies", *MIDDLEWARE]  # noqa: F405
 
 # The suite serves static files from the finders as they are, without a collectstatic per run
-# (tests/test_static_files.py checks the production storage on files it collects).
+# (tests/dovecote/test_static_files.py checks the production storage on files it collects).
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
 WHITENOISE_USE_FINDERS = WHITENOISE_AUTOREFRESH = True
 

@@ -7,7 +7,7 @@ writes frames in the wire format of stomp_wire.py and hands MESSAGE frames to it
 (SendFailed), as with any lost connection.
 
 What Artemis does that this package relies on (docs/architecture.md#the-broker, each fact
-covered by tests/test_artemis.py):
+covered by tests/delivery/broker/test_artemis.py):
 - destinations are fully qualified queue names, `room-3::subscription-7` (address `room-3`,
   anycast queue `subscription-7`), auto-created on the first SEND or SUBSCRIBE;
 - a RECEIPT for a persistent SEND comes after the journal write;

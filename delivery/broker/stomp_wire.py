@@ -24,7 +24,7 @@ def parse_headers(lines: list[str], offset: int = 0) -> dict[str, str]:
     """stomp.py's header parser, minus its two regex substitutions per header when nothing is escaped.
 
     The reader thread parses every MESSAGE frame's dozen headers; the substitutions were most of its
-    time. Same results (tests/test_broker_contract.py compares them on escaped and plain headers).
+    time. Same results (tests/delivery/broker/test_broker_contract.py compares them on escaped and plain headers).
     """
     headers: dict[str, str] = {}
     for line in lines[offset:]:

@@ -1,0 +1,70 @@
+"""`run_reports --follow` keeps one Spark session and refreshes the changed hours every few seconds: new
+traffic shows in the reports without another command, and SIGTERM ends it after the refresh under way."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from analytics import synthetic_history
+from tests import workers
+from tests.analytics.test_analytics_reports import require_spark
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE_S = 300
+
+
+def published_in_reports() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(sum(published), 0) FROM report_hourly")
+        return int(cursor.fetchone()[0])
+
+
+def published_in_log() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM published_messages WHERE kind = 'publish'")
+        return int(cursor.fetchone()[0])
+
+
+def wait_for(condition, what: str, log: Path, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        assert process.poll() is None, f"run_reports --follow exited ({process.returncode}):\n{log.read_text()}"
+        assert time.monotonic() < deadline, f"{what} not seen in {DEADLINE_S} s:\n{log.read_text()}"
+        time.sleep(0.5)
+
+
+def test_following_refreshes_the_reports_with_new_traffic_and_stops_on_sigterm(tmp_path: Path) -> None:
+    require_spark()
+    end = datetime.now(UTC) - timedelta(hours=1)
+    synthetic_history.generate(200, 0.5, seed=5, end=end)
+    log = tmp_path / "follow.log"
+    env = {**os.environ, "DATABASE_URL": workers.test_database_url(), "PYTHONUNBUFFERED": "1"}
+    with open(log, "wb") as out:
+        process = subprocess.Popen([sys.executable, str(ROOT / "manage.py"), "run_reports", "--follow", "--every", "2"],
+                                   cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: published_in_reports() == published_in_log() > 0, "the first refresh", log, process)
+
+        synthetic_history.generate(100, 0.2, seed=6, end=end)  # new traffic, committed: the next refresh takes it
+        wait_for(lambda: published_in_reports() == published_in_log(), "the new traffic in the reports", log, process)
+        assert "incremental" in log.read_text(), log.read_text()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=DEADLINE_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            raise
+    assert process.returncode == 0, log.read_text()
+    assert "stopped following" in log.read_text(), log.read_text()

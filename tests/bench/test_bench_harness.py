@@ -1,0 +1,83 @@
+"""`make bench QUICK=1` works: the harness runs against the real services and prints every row.
+
+It asserts that the harness ran and produced each figure, never a speed: speed is `make bench`'s job.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.services import redis_url, stomp_url
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = [
+    "publish, batch API",
+    "publish, single-message API",
+    "latency p50 / p99",
+    "CPU per delivery, ms, every process",
+    "push, deliveries/s queued → received",
+    "the same, from /metrics",
+    "/metrics attempt histogram count = attempt rows",
+    "raw POSTs to the same receiver",
+    "push, one subscription, one worker vs two worker processes",
+    "push subscriptions over two workers: sessions per worker",
+    "worker peak RSS",
+    "end-to-end latency",
+    "at 200 msg/s: publish round trip",
+    "at 500 msg/s: publish round trip",
+    "at 10 msg/s",
+    "fan-out: ",
+    "fairness:",
+    "worker RSS after the fairness run",
+    "redelivery timing error",
+    "broker reconnects",
+    "Spark report, full run",
+    "archive: `manage.py archive`",
+    "the log tables with their indexes before / after",
+    "a publish's database transaction every 20 ms during the run",
+    "the longest batch's delete transaction",
+    "reports from the archive + the hot tail",
+    "an incremental refresh after it",
+    "broker failover: SIGKILL of the Artemis primary",
+    "sends confirmed over the failover",
+]
+
+
+@pytest.mark.slow
+def test_the_quick_benchmark_runs_and_prints_every_figure() -> None:
+    stomp_url()
+    redis_url()
+    # Its own scratch database and Redis database: a `make bench` may run on the same machine.
+    env = {**os.environ, "DOVECOTE_BENCH_DB": f"dovecote_bench_quick{os.environ.get('TEST_RUN_NAME', '')}",
+           "DOVECOTE_BENCH_REDIS_DB": "8"}
+    result = subprocess.run([sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600, env=env, check=False)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
+    for row in ROWS:
+        assert any(line.startswith((f"| {row}", f"|   {row}")) for line in table), row
+    assert all(line.count("|") == 5 for line in table)
+    assert (ROOT / "var" / "benchmarks-quick.md").read_text().count("\n| ") == len(table)
+
+
+def test_a_table_of_single_runs_does_not_claim_medians() -> None:
+    from bench.run import Row, markdown_table
+
+    rows = [Row("end-to-end latency at 10 msg/s, p50 / p99 ms (1 run)", "29.2 / 313.4", "—")]
+    header = "| figure | Dovecote: one run | reference, same run | target |"
+    assert markdown_table(rows, runs=1).splitlines()[0] == header
+    assert "median (min–max) of 3 runs" in markdown_table(rows, runs=3).splitlines()[0]
+
+
+def test_the_benchmark_page_says_median_only_over_tables_of_repeated_runs() -> None:
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    for table in page.split("\n\n"):
+        lines = [line for line in table.splitlines() if line.startswith("| ")]
+        figures = list(lines[2:])
+        if figures and all("(1 run)" in line for line in figures):
+            assert "median" not in lines[0], lines[0]

@@ -1,0 +1,76 @@
+"""Nothing accepted is lost: not with the broker down at publish time, not when a worker is killed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from urllib.parse import urlsplit
+
+import pytest
+from django.test import Client, override_settings
+
+from delivery.models import Delivery, DeliveryAttempt
+from rooms.models import ApiKey
+from tests.delivery.push.test_push_delivery import publish, wait_for_status
+from tests.factories import make_event_type, make_room, make_subscription
+from tests.receiver import Receiver, Reply
+from tests.services import stomp_url
+from tests.tcp_proxy import TcpProxy
+from tests.workers import WorkerProcess
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def proxy(live_services) -> Iterator[TcpProxy]:
+    target = urlsplit(stomp_url())
+    server = TcpProxy((target.hostname, target.port))
+    yield server
+    server.close()
+
+
+def test_a_message_published_while_the_broker_is_down_is_delivered_once_it_is_back(
+    client: Client, receiver: Receiver, proxy: TcpProxy, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    room = make_room()
+    make_event_type(room)
+    key = ApiKey.issue("shop", rooms=[room])[1]
+    subscription = make_subscription(room, push_url=receiver.url("/hook"))
+    target = urlsplit(stomp_url())
+    via_proxy = f"stomp://{target.username}:{target.password}@127.0.0.1:{proxy.port}"
+    proxy.refusing = True
+    proxy.cut()
+
+    with override_settings(STOMP_URL=via_proxy):
+        reply = publish(client, key, room.pk)
+        start_worker(STOMP_URL=via_proxy)
+        time.sleep(8)  # past the sweeper's grace period, with the broker still down
+        assert Delivery.objects.get(message_id=reply["message_id"]).status == "pending"
+        assert receiver.requests("/hook") == []
+
+        proxy.refusing = False
+        wait_for_status(reply["message_id"], subscription.pk, "delivered", timeout=30)
+    assert len(receiver.requests("/hook")) == 1
+
+
+def test_a_worker_killed_mid_delivery_is_replaced_and_the_message_delivered(
+    client: Client, receiver: Receiver, start_worker: Callable[..., WorkerProcess]
+) -> None:
+    room = make_room()
+    make_event_type(room)
+    key = ApiKey.issue("shop", rooms=[room])[1]
+    slow_first = receiver.script("/slow", lambda n: Reply(204, delay_s=1.5) if n == 1 else Reply(204))
+    subscription = make_subscription(room, push_url=slow_first, timeout_ms=2000)
+    first = start_worker("doomed")
+
+    reply = publish(client, key, room.pk)
+    assert receiver.wait_for("/slow", 1, timeout=15), first.tail()
+    first.kill()
+    start_worker("replacement")
+
+    delivery = wait_for_status(reply["message_id"], subscription.pk, "delivered", timeout=40)
+    requests = receiver.requests("/slow")
+    assert len(requests) >= 2 and {r.headers["webhook-id"] for r in requests} == {reply["message_id"]}
+    timeline = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("attempt", "outcome"))
+    assert timeline == [(1, "crashed"), (1, "success")]
+    assert delivery.crashed_attempts == 1 and delivery.attempt_started_at is None
