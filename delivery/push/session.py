@@ -46,7 +46,7 @@ from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 
 from delivery import frames, metrics
-from delivery.attempts import Arrival, Attempt, hold_frames, withdraw
+from delivery.attempts import Arrival, Attempt
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import claims, session_breaker
 from delivery.push.bookkeeper import Bookkeeper
@@ -73,7 +73,7 @@ class Engine(Protocol):
     token: str  # the claim of every session on the engine
     broker: Broker
     bookkeeper: Bookkeeper  # the session's other database calls (claims, the breaker, secrets)
-    steps: Steps  # start attempts, record outcomes: the only way the session does either
+    steps: Steps  # start, hold back or withdraw attempts, record outcomes: the only way the session does any
     transport: PushTransport
     budget: SocketBudget  # a slot per POST in flight, shared by every session of the engine
     rate: RateLimiter
@@ -291,7 +291,7 @@ class PushSession:
         assert self.subscription is not None
         arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
         try:
-            await self.engine.bookkeeper.call(hold_frames, self.engine.broker, arrivals, delay_ms)
+            await self.engine.steps.hold_frames(arrivals, delay_ms)
         except Exception:
             log.exception("push session for subscription %s could not hold %d frames", self.subscription_id,
                           len(frames))
@@ -451,7 +451,7 @@ class PushSession:
     async def _withdraw(self, attempt: Attempt) -> None:
         """Undo the claim of an attempt that may not start now; its frame goes back in the inbox, to be judged again."""
         try:
-            await self.engine.bookkeeper.call(withdraw, attempt)
+            await self.engine.steps.withdraw(attempt)
         finally:
             self.inbox.appendleft(attempt.frame)
 

@@ -1,8 +1,10 @@
 """The two database steps of every push attempt, one function each: start attempts, record outcomes.
 
 A session calls `Steps.start_attempts` with the frames it took and `Steps.record_outcomes` with
-each finished POST, and nothing else of the database's. Each step has a common case that one
-statement serves, and the engine picks once, when it starts, the executor that runs it:
+each finished POST (and, off the common path, `hold_frames` while its breaker is open and
+`withdraw` for an attempt a 410 or 429 stopped before its POST). Each of the two steps has a
+common case that one statement serves, and the engine picks once, when it starts, the executor
+that runs it:
 
 - on PostgreSQL the ledger (ledger.py): a burst's fresh attempts claimed, and successes recorded,
   on the event loop itself, coalesced across sessions — no thread hand-off, no ORM;
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from delivery import attempts
 from delivery.attempts import Arrival, Attempt, fresh_claims, judge_frames, parse_frames
 from delivery.push import outcomes
 from delivery.push.bookkeeper import Bookkeeper
@@ -106,6 +109,14 @@ class Steps:
             await self.executor.record_delivered(delivered)
         if rest:
             await self.bookkeeper.batch(outcomes.record_outcomes, rest)
+
+    async def hold_frames(self, arrivals: list[Arrival], delay_ms: int) -> None:
+        """Put frames back until `delay_ms` from now without starting their attempts (an open breaker)."""
+        await self.bookkeeper.call(attempts.hold_frames, self.bookkeeper.broker, arrivals, delay_ms)
+
+    async def withdraw(self, attempt: Attempt) -> bool:
+        """Give back a started attempt that may not be POSTed now (its frame is judged again when taken)."""
+        return await self.bookkeeper.call(attempts.withdraw, attempt)
 
     async def close(self) -> None:
         await self.executor.close()
