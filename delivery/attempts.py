@@ -2,7 +2,8 @@
 
 Frames that arrive together — one push session's burst, or the bursts of many sessions that a
 worker's push engine gathers — are judged together: on PostgreSQL one statement claims every
-fresh attempt of the burst (the common case); the others, and every frame on SQLite, are judged
+fresh attempt of the burst (the common case: `start_attempts` here, run by pull; the push path
+runs it on its event loop, delivery/push/steps.py); the others, and every frame on SQLite, are judged
 against their rows read in one SELECT, with one conditional UPDATE per attempt number claiming
 the new attempts. A burst costs one or two queries, not two per frame. Verdicts other than a claim
 are applied here at once (drop, expire, wait, poison), and their frames acked. A second frame of
@@ -55,16 +56,17 @@ class Attempt:
         return self.arrival.frame
 
 
-def start_attempts(broker: Broker, arrivals: list[Arrival], *, claim_fresh: bool = True) -> list[Attempt | None]:
+def start_attempts(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | None]:
     """Judge frames that arrived together; return, for each, the attempt to make now or None (settled now).
 
     The common case — a fresh attempt of an unsettled delivery — is claimed for the whole burst in
-    one statement where the database allows it (Delivery.objects.claim_fresh; `claim_fresh=False`
-    when the caller has tried that already); the other frames are judged one by one against their rows.
+    one statement where the database allows it (Delivery.objects.claim_fresh); the other frames
+    are judged one by one against their rows (`judge_frames`). Pull runs this; the push path runs
+    the same two steps, its one-statement claim on its event loop (delivery/push/steps.py).
     """
     results: list[Attempt | None] = [None] * len(arrivals)
     parsed = parse_frames(arrivals)
-    if claim_fresh and (fresh := fresh_claims(arrivals, parsed)):
+    if fresh := fresh_claims(arrivals, parsed):
         now = timezone.now()
         claimed = Delivery.objects.claim_fresh([claim for _, claim in fresh], now) or {}
         for index, claim in fresh:
@@ -73,6 +75,14 @@ def start_attempts(broker: Broker, arrivals: list[Arrival], *, claim_fresh: bool
     rest = [(index, info) for index, info in parsed if results[index] is None]
     if rest:
         judge_one_by_one(broker, arrivals, rest, results)
+    return results
+
+
+def judge_frames(broker: Broker, arrivals: list[Arrival]) -> list[Attempt | None]:
+    """Judge each frame by the frame rules against its row, without the one-statement claim; the attempts, in order."""
+    results: list[Attempt | None] = [None] * len(arrivals)
+    if parsed := parse_frames(arrivals):
+        judge_one_by_one(broker, arrivals, parsed, results)
     return results
 
 

@@ -194,6 +194,11 @@ def adopt(requests: list[tuple[int, str]], engine_token: str) -> list[Held | Non
             for subscription_id, token in requests]
 
 
+def adopt_batched(_broker: object, requests: list[tuple[int, str, str]]) -> list[Held | None]:
+    """`adopt` as the bookkeeper batches it: each request (subscription, start token, the engine's token)."""
+    return adopt([(subscription_id, token) for subscription_id, token, _ in requests], requests[0][2])
+
+
 def _pairs(pairs: list[tuple[int, str]]) -> Q:
     """Match the claims named by these (subscription, token) pairs (none if empty)."""
     match = Q(pk__in=[])

@@ -27,9 +27,9 @@ from delivery.broker.shared import shared_broker
 from delivery.push import claims
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.budget import SocketBudget
-from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
 from delivery.push.session import PushSession
+from delivery.push.steps import Steps
 from delivery.transports import PushTransport
 
 log = logging.getLogger("delivery.push")
@@ -50,7 +50,7 @@ class PushEngine:
         self.token = uuid.uuid4().hex  # the claim of every session this engine runs
         self.broker = shared_broker()
         self.bookkeeper = Bookkeeper(self.broker)
-        self.ledger = Ledger.for_this_database()  # None on SQLite: the bookkeeper does all the database work
+        self.steps = Steps.for_this_database(self.bookkeeper)  # the ledger on PostgreSQL, the ORM elsewhere
         self.budget = SocketBudget.from_settings()  # sockets and POSTs in flight, shared fairly (budget.py)
         self.transport = PushTransport(max_sockets=self.budget.total)
         self.rate = RateLimiter()
@@ -104,12 +104,16 @@ class PushEngine:
 
     # -- on the event loop ------------------------------------------------------------------------
 
+    async def adopt(self, subscription_id: int, token: str) -> claims.Held | None:
+        """Take over a starting session's claim, batched with the others starting; its subscription, None if lost."""
+        return (await self.bookkeeper.batch(claims.adopt_batched, [(subscription_id, token, self.token)]))[0]
+
     def _start(self, subscription_id: int, token: str) -> None:
         if self.stopping:
             return
         if (running := self.sessions.get(subscription_id)) is not None and running.accepting:
             # This engine already runs it (a claim that lapsed while the loop was busy): keep that session.
-            self.loop.create_task(self.bookkeeper.adopt(subscription_id, token, self.token))
+            self.loop.create_task(self.adopt(subscription_id, token))
             return
         session = PushSession(self, subscription_id, token)
         self.sessions[subscription_id] = session
@@ -158,8 +162,7 @@ class PushEngine:
             await asyncio.sleep(0.05)
         await self.transport.close()
         await self.rate.close()
-        if self.ledger is not None:
-            await self.ledger.close()
+        await self.steps.close()
 
 
 _engine: PushEngine | None = None

@@ -1,13 +1,12 @@
-"""The push path's two most frequent statements, run on the engine's event loop (PostgreSQL).
+"""The push steps' executor on PostgreSQL: their two one-statement paths, run on the engine's event loop.
 
 Claiming a fresh attempt (the statement of `Delivery.objects.claim_fresh`) and recording a
-success (that of `Delivery.objects.record_delivered`) are nearly all of a push session's
-database work. Handing them to the bookkeeper's threads cost a thread hand-off and the ORM's
-time per call; here they run on the event loop itself, over psycopg's async connections (one
-per statement, prepared once), coalesced across sessions: whatever sessions ask while a
-statement runs goes into the next one. Everything else — the frame rules' other verdicts,
-failures and retries — stays with the bookkeeper (bookkeeper.py). On a database other than
-PostgreSQL (the embedded demo's SQLite) there is no ledger and the bookkeeper does it all.
+success (that of `Delivery.objects.record_delivered`, delivery/statements.py) are nearly all of a
+push session's database work. Handing them to the bookkeeper's threads cost a thread hand-off and
+the ORM's time per call; here they run on the event loop itself, over psycopg's async connections
+(one per statement, prepared once), coalesced across sessions: whatever sessions ask while a
+statement runs goes into the next one. steps.py decides what comes here and hands the rest — the
+frame rules' other verdicts, failures and retries, ordered successes — to the bookkeeper.
 """
 
 from __future__ import annotations
@@ -77,19 +76,19 @@ class _Coalescer[Item, Result]:
 
 @dataclass(frozen=True)
 class Claimed:
-    """What the ledger says of one fresh claim: the delivery's state if it was claimed, and when."""
+    """A fresh claim made: the delivery's state as claimed, and when."""
 
-    state: DeliveryState | None
+    state: DeliveryState
     at: datetime
 
 
 class Ledger:
-    """Claims and successes of every session of an engine, on its event loop."""
+    """Claims and successes of every session of an engine, on its event loop (the steps' executor on PostgreSQL)."""
 
     def __init__(self, conninfo: str) -> None:
         self._conninfo = conninfo
         self._connections: dict[str, psycopg.AsyncConnection[Any]] = {}
-        self._claims: _Coalescer[FreshClaim, Claimed] = _Coalescer(self._claim)
+        self._claims: _Coalescer[FreshClaim, Claimed | None] = _Coalescer(self._claim)
         self._successes: _Coalescer[tuple[Attempt, PushResult], None] = _Coalescer(self._record)
         self._claim_sql = claim_fresh_sql()
         self._record_sql = record_delivered_sql()
@@ -105,8 +104,8 @@ class Ledger:
         params.pop("server_side_binding", None)
         return cls(psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v not in (None, "")}))
 
-    async def claim(self, claims: list[FreshClaim]) -> list[Claimed]:
-        """Claim each fresh attempt the frame rules would let start (see Delivery.objects.claim_fresh)."""
+    async def claim_fresh(self, claims: list[FreshClaim]) -> list[Claimed | None]:
+        """Claim each fresh attempt the frame rules would let start (see Delivery.objects.claim_fresh); None: not."""
         return await self._claims.submit(claims)
 
     async def record_delivered(self, finished: list[tuple[Attempt, PushResult]]) -> None:
@@ -134,7 +133,7 @@ class Ledger:
             await conn.close()  # the next statement connects afresh
             raise
 
-    async def _claim(self, claims: list[FreshClaim]) -> list[Claimed]:
+    async def _claim(self, claims: list[FreshClaim]) -> list[Claimed | None]:
         now = timezone.now()
         unique, seen = [], set()
         for claim in claims:
@@ -144,14 +143,14 @@ class Ledger:
         rows = await self._run("claim", self._claim_sql, claim_params(unique, now, Delivery.UNSETTLED), fetch=True)
         states = states_from_rows(rows)
         taken: set[int] = set()
-        results = []
+        results: list[Claimed | None] = []
         for claim in claims:
             state = states.get(claim.delivery_id)
             if state is not None and claim.delivery_id not in taken:
                 taken.add(claim.delivery_id)
                 results.append(Claimed(state, now))
             else:
-                results.append(Claimed(None, now))
+                results.append(None)
         return results
 
     async def _record(self, finished: list[tuple[Attempt, PushResult]]) -> list[None]:

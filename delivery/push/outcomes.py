@@ -1,8 +1,10 @@
 """What the outcome of a POST does: delivered, retried, dead-lettered, the subscription disabled.
 
-Called by the bookkeeper with the POSTs that finished together, from any number of sessions:
-the successes are recorded in one transaction, the failures per subscription (their retry
-copies sent together); each frame is acked only after its outcome is recorded (settle.py).
+Run by the bookkeeper (steps.py hands it what the one-statement path does not take) with the POSTs
+that finished together, from any number of sessions: the successes are recorded in one transaction
+(an ordered delivery's with the release of its key's next event, delivery/sequencing.py), the
+failures per subscription (their retry copies sent together); each frame is acked only after its
+outcome is recorded (delivery/settle.py).
 """
 
 from __future__ import annotations
@@ -20,22 +22,31 @@ from delivery.transports import PushResult
 log = logging.getLogger("delivery.push")
 
 
-def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> None:
-    """Record finished POSTs and ack their frames; a frame whose outcome could not be recorded stays unacked."""
-    successes = [(attempt, result) for attempt, result in finished if result.ok]
+def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> list[str | None]:
+    """Record finished POSTs and ack their frames; return each one's new status (None: not recorded, left unacked)."""
+    statuses: list[str | None] = [None] * len(finished)
+    successes = [index for index, (_, result) in enumerate(finished) if result.ok]
     if successes:
-        settle.record_successes([settle.Success(a.delivery, a.attempt, a.started_at, r) for a, r in successes])
-        ack_recorded([attempt for attempt, _ in successes])
-    failures: dict[int, list[tuple[Attempt, PushResult]]] = defaultdict(list)
-    for attempt, result in finished:
+        settle.record_successes([settle.Success(a.delivery, a.attempt, a.started_at, r)
+                                 for a, r in (finished[index] for index in successes)])
+        ack_recorded([finished[index][0] for index in successes])
+        for index in successes:
+            statuses[index] = settle.Status.DELIVERED
+    failures: dict[int, list[int]] = defaultdict(list)
+    for index, (attempt, result) in enumerate(finished):
         if not result.ok:
-            failures[attempt.arrival.subscription.pk].append((attempt, result))
-    for group in failures.values():
-        record_failures(broker, group)
+            failures[attempt.arrival.subscription.pk].append(index)
+    for indices in failures.values():
+        for index, status in zip(indices, record_failures(broker, [finished[i] for i in indices]), strict=True):
+            statuses[index] = status
+    return statuses
 
 
-def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> None:
-    """Settle one subscription's failed POSTs (retry, dead-letter, 410 disables: docs/contract.md#push); ack them."""
+def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) -> list[str | None]:
+    """Settle one subscription's failed POSTs (retry, dead-letter, 410 disables: docs/contract.md#push); ack them.
+
+    Return each one's new status, None where its retry copy was not confirmed (its frame stays unacked).
+    """
     subscription = finished[0][0].arrival.subscription
     subscription.record_error(finished[-1][1].error)
     if any(result.gone for _, result in finished):
@@ -45,6 +56,7 @@ def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
         subscription.retry_policy)
     # Unconfirmed copies leave their originals unacked: they must come back.
     ack_recorded([attempt for (attempt, _), status in zip(finished, statuses, strict=True) if status is not None])
+    return statuses
 
 
 def ack_recorded(attempts: list[Attempt]) -> None:

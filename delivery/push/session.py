@@ -5,8 +5,8 @@ workers, each with a share of `max_in_flight` that the engine rereads every seco
 Its consumer listens on the subscription's destination with a prefetch of `max_in_flight`; frames
 land in an inbox, and whenever POSTs are below its share the session takes what the inbox holds, as far as the
 engine's socket budget gives it slots (budget.py: one per POST, fair between rooms), has the
-bookkeeper judge it (delivery/attempts.py), and POSTs the attempts that start. Each outcome is
-recorded by the bookkeeper, which acks the frame; only then does its slot free up. A slot frees
+engine's steps start their attempts (steps.py: the frame rules), and POSTs the attempts that start.
+Each outcome is recorded by the steps, which ack the frame; only then does its slot free up. A slot frees
 whatever happens to its frame (try/finally), and the transport returns every failure as a value.
 
 What the receiver asks is heeded the moment its answer is read, in memory, before the outcome is
@@ -46,13 +46,13 @@ from django.utils import timezone
 from opentelemetry.trace import Span, SpanKind, StatusCode, set_span_in_context
 
 from delivery import frames, metrics
-from delivery.attempts import Arrival, Attempt, fresh_claims, hold_frames, parse_frames, withdraw
+from delivery.attempts import Arrival, Attempt
 from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.push import claims, session_breaker
 from delivery.push.bookkeeper import Bookkeeper
 from delivery.push.budget import SocketBudget
-from delivery.push.ledger import Ledger
 from delivery.push.rate import RateLimiter
+from delivery.push.steps import Steps
 from delivery.transports import PushRequest, PushResult, PushTransport
 from dovecote import tracing
 from subscriptions.models import SECRET_FIELDS, Subscription
@@ -72,13 +72,15 @@ class Engine(Protocol):
 
     token: str  # the claim of every session on the engine
     broker: Broker
-    bookkeeper: Bookkeeper
-    ledger: Ledger | None  # PostgreSQL's fast path for fresh claims and successes; None elsewhere
+    bookkeeper: Bookkeeper  # the session's other database calls (claims, the breaker, secrets)
+    steps: Steps  # start, hold back or withdraw attempts, record outcomes: the only way the session does any
     transport: PushTransport
     budget: SocketBudget  # a slot per POST in flight, shared by every session of the engine
     rate: RateLimiter
     session_budget_s: float
     session_idle_s: float
+
+    async def adopt(self, subscription_id: int, token: str) -> claims.Held | None: ...
 
 
 class PushSession:
@@ -159,7 +161,7 @@ class PushSession:
 
     async def run(self) -> None:
         engine = self.engine
-        held = await engine.bookkeeper.adopt(self.subscription_id, self.token, engine.token)
+        held = await engine.adopt(self.subscription_id, self.token)
         if held is None:
             return  # another session took over meanwhile, or this worker runs one already
         self.subscription, self.sessions, self.share = held.subscription, held.sessions, held.share
@@ -291,7 +293,7 @@ class PushSession:
         assert self.subscription is not None
         arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
         try:
-            await self.engine.bookkeeper.call(hold_frames, self.engine.broker, arrivals, delay_ms)
+            await self.engine.steps.hold_frames(arrivals, delay_ms)
         except Exception:
             log.exception("push session for subscription %s could not hold %d frames", self.subscription_id,
                           len(frames))
@@ -398,7 +400,7 @@ class PushSession:
         arrivals = [Arrival(self.subscription, consumer, frame) for frame in frames]
         started: list[Attempt] = []
         try:
-            started = [result for result in await self._judge(arrivals) if result is not None]
+            started = [result for result in await self.engine.steps.start_attempts(arrivals) if result is not None]
         except Exception:
             log.exception("push session for subscription %s could not judge %d frames", self.subscription_id,
                           len(frames))
@@ -414,24 +416,6 @@ class PushSession:
             await self._post(attempt)
         finally:
             self._release_slots(1)
-
-    async def _judge(self, arrivals: list[Arrival]) -> list[Attempt | None]:
-        """The attempts the frames start: fresh ones claimed by the ledger, the rest judged by the bookkeeper."""
-        ledger = self.engine.ledger
-        if ledger is None:
-            return await self.engine.bookkeeper.start_attempts(arrivals)
-        results: list[Attempt | None] = [None] * len(arrivals)
-        parsed = parse_frames(arrivals)
-        fresh = fresh_claims(arrivals, parsed)
-        for (index, claim), claimed in zip(fresh, await ledger.claim([claim for _, claim in fresh]), strict=True):
-            if claimed.state is not None:
-                results[index] = Attempt(claimed.state, arrivals[index], claim.attempt, claimed.at)
-        rest = [index for index, _ in parsed if results[index] is None]
-        if rest:
-            judged = await self.engine.bookkeeper.start_attempts([arrivals[i] for i in rest], claim_fresh=False)
-            for index, attempt in zip(rest, judged, strict=True):
-                results[index] = attempt
-        return results
 
     async def _post(self, attempt: Attempt) -> None:
         """POST an attempt and record its outcome, or withdraw it if POSTs stopped meanwhile; its slot frees anyway."""
@@ -469,7 +453,7 @@ class PushSession:
     async def _withdraw(self, attempt: Attempt) -> None:
         """Undo the claim of an attempt that may not start now; its frame goes back in the inbox, to be judged again."""
         try:
-            await self.engine.bookkeeper.call(withdraw, attempt)
+            await self.engine.steps.withdraw(attempt)
         finally:
             self.inbox.appendleft(attempt.frame)
 
@@ -481,12 +465,7 @@ class PushSession:
         metrics.record_push_attempt(message.room_id, result.outcome, result.status_code, result.duration_ms / 1000)
         settling = settle_span(span, attempt, result) if span is not None else None
         try:
-            # An ordered delivery's success releases the next of its key in the same transaction
-            # (delivery/sequencing.py): the bookkeeper's path, not the ledger's one statement.
-            if result.ok and self.engine.ledger is not None and not attempt.delivery.ordering_key:
-                await self.engine.ledger.record_delivered([(attempt, result)])
-            else:
-                await self.engine.bookkeeper.record([(attempt, result)])
+            await self.engine.steps.record_outcomes([(attempt, result)])
             await self._count_outcome(attempt, result)
         except (BrokerError, Exception) as error:
             if settling is not None:
