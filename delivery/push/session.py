@@ -38,7 +38,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -411,13 +411,26 @@ class PushSession:
         await asyncio.gather(*(self._post_in_slot(attempt) for attempt in started))
 
     async def _post_in_slot(self, attempt: Attempt) -> None:
-        """POST an attempt, then give its slot of the socket budget back, whatever happened (withdrawn included)."""
-        try:
-            await self._post(attempt)
-        finally:
-            self._release_slots(1)
+        """POST an attempt; its slot of the socket budget goes back when the POST ends, whatever happened.
 
-    async def _post(self, attempt: Attempt) -> None:
+        Not after the outcome is recorded: the record holds no socket, and the session's `max_in_flight`
+        still counts the attempt until then. Held through the record, slots sat idle while the ledger wrote,
+        and the sessions of a busy room waited for them.
+        """
+        released = False
+
+        def free_slot() -> None:
+            nonlocal released
+            if not released:
+                released = True
+                self._release_slots(1)
+
+        try:
+            await self._post(attempt, free_slot)
+        finally:
+            free_slot()
+
+    async def _post(self, attempt: Attempt, free_slot: Callable[[], None]) -> None:
         """POST an attempt and record its outcome, or withdraw it if POSTs stopped meanwhile; its slot frees anyway."""
         withdrawn = False
         try:
@@ -429,6 +442,7 @@ class PushSession:
                 return
             span, traceparent = trace_attempt(attempt)
             result = await self.engine.transport.post(self._request(attempt, traceparent, secrets))
+            free_slot()
             if (until := self._heed(result)) is not None:
                 await self._record_throttle(until)
             await self._record(attempt, result, span)
