@@ -9,11 +9,20 @@ granian's own log (to standard error) and its access log (WEB_ACCESS_LOG: `-` fo
 a file, or empty for none) are written in DOVECOTE_LOG_FORMAT's format, one record per line, like
 every other line of Dovecote's processes. SIGTERM stops it gracefully: requests in flight are
 answered, and a worker still busy after GRACE_SECONDS is killed.
+
+In each worker the stop signals are taken by one thread (`route_stop_signals`): granian's worker
+handles them in Python, which runs a handler only on the main thread, and its main thread sleeps on
+a lock until the worker stops. The kernel gives a process's signal to any thread that does not block
+it, so a SIGTERM taken by one of granian's runtime threads left the worker serving, and accepting
+connections, until it was killed at the end of the grace (seen once in CI; a SIGTERM sent to such a
+thread with tgkill does it every time).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from typing import Any
 
 from granian.constants import HTTPModes, Interfaces
@@ -23,7 +32,8 @@ from granian.server import MPServer
 from dovecote.env import ConfigError, env_int, env_str
 from dovecote.logformat import FORMATTERS
 
-APPLICATION = "api.wsgi:application"  # the publish lane in front of Django (api/wsgi.py)
+APPLICATION = "api.wsgi:worker_application"  # a factory granian calls once per worker (api/wsgi.py)
+STOP_SIGNALS = frozenset({signal.SIGINT, signal.SIGTERM})  # granian's: either stops a worker gracefully
 GRACE_SECONDS = 10  # how long a SIGTERM waits for the workers' requests in flight
 # granian's most: a request thread, and the database connection its publishes' groups are written on,
 # outlive a quiet spell (at granian's default of 30 s the first publishes after one each paid for a new connection).
@@ -59,11 +69,35 @@ def access_handler(access_log: str) -> dict[str, Any]:
     return {"class": "logging.NullHandler"}
 
 
+def route_stop_signals() -> None:
+    """From now on, one thread of this process takes SIGINT and SIGTERM and runs the handler set for them.
+
+    Called in each worker before granian starts serving (api/wsgi.py `worker_application`). Every
+    thread started after this call (granian's runtime and request threads among them) inherits
+    the blocked signals, so none can take one and leave the main thread asleep. The handler is run once:
+    granian's puts the stop on a channel of one place, and a third call would block forever.
+    """
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    threading.Thread(target=_take_stop_signals, name="web-stop-signals", daemon=True).start()
+
+
+def _take_stop_signals() -> None:
+    signum = signal.sigwait(STOP_SIGNALS)
+    handler = signal.getsignal(signum)
+    if callable(handler):
+        handler(signum, None)
+    elif handler != signal.SIG_IGN:  # no handler yet (the worker is still starting): the default, ending it
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})
+        signal.raise_signal(signum)
+    while True:  # later ones change nothing: the worker is stopping
+        signal.sigwait(STOP_SIGNALS)
+
+
 def server() -> MPServer:
     """The web process's server, configured from the environment."""
     access_log = env_str("WEB_ACCESS_LOG", "-").strip()
     return MPServer(  # worker processes (granian's Server on a Python with a GIL)
-        APPLICATION, interface=Interfaces.WSGI, http=HTTPModes.http1,
+        APPLICATION, interface=Interfaces.WSGI, factory=True, http=HTTPModes.http1,
         address=env_str("HOST", "127.0.0.1"), port=env_int("PORT", 8000, minimum=0, maximum=65535),
         workers=env_int("WEB_WORKERS", 2, minimum=1), blocking_threads=env_int("WEB_THREADS", 16, minimum=1),
         blocking_threads_idle_timeout=THREAD_IDLE_SECONDS,

@@ -2,7 +2,9 @@
 does not hold it, and no worker has to be killed at the end of the grace (dovecote/web.py's GRACE_SECONDS).
 
 bin/web runs as the Procfile runs it, on the suite's services; the request in flight is a long poll on an
-empty pull subscription, seen in flight by its slot on the shared Redis.
+empty pull subscription, seen in flight by its slot on the shared Redis. In a worker one thread takes the
+stop signals (dovecote/web.py `route_stop_signals`): before, a SIGTERM taken by one of granian's runtime
+threads left the worker serving until it was killed at the end of the grace (one CI run in many).
 """
 
 from __future__ import annotations
@@ -101,6 +103,25 @@ def test_sigterm_answers_the_request_in_flight_and_stops_without_killing_a_worke
     assert returncode == 0, f"bin/web exited with {returncode}:\n{log}"
     assert not killed_at_the_end_of_the_grace(log), f"a worker was killed at the end of the grace:\n{log}"
     assert "Granian shutdown completed" in log, log
+
+
+def test_in_a_worker_only_the_thread_waiting_for_them_can_take_sigterm_and_sigint(web: BinProcess) -> None:
+    web.wait_until_serving(f"{web.base}/healthz/live")
+    found = re.search(r"Spawning worker-1 with PID: (\d+)", web.text())
+    assert found, web.text()
+    tasks = Path(f"/proc/{found.group(1)}/task")
+    threads = {tid.name: thread_signals(tid) for tid in tasks.iterdir()}
+    stop_signals = (1 << (signal.SIGINT - 1)) | (1 << (signal.SIGTERM - 1))
+    takers = [tid for tid, (blocked, wchan) in threads.items() if blocked & stop_signals != stop_signals]
+    # sigwait unblocks what it waits for while it waits: the one thread that may take them is that one
+    assert len(takers) == 1 and threads[takers[0]][1].startswith("do_sigtimedwait"), threads
+    assert len(threads) > 2, threads  # granian's runtime threads are among those blocking them
+
+
+def thread_signals(task: Path) -> tuple[int, str]:
+    """A thread's blocked signals (a mask, bit n - 1 for signal n) and where in the kernel it waits."""
+    blocked = next(line for line in (task / "status").read_text().splitlines() if line.startswith("SigBlk:"))
+    return int(blocked.split()[1], 16), (task / "wchan").read_text()
 
 
 def killed_at_the_end_of_the_grace(log: str) -> bool:
