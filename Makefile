@@ -107,7 +107,7 @@ services:
 test: lint services
 	@scripts/test-tools.sh
 	@$(LOAD_SERVICES_ENV); \
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest --durations=30 $(PYTEST_ARGS)
 
 # bench: the benchmark table (real services, a scratch database); QUICK=1 for a small run; PROFILE=1
 # samples the web and worker processes with py-spy and prints where their CPU went (bench/profile.py).
