@@ -712,3 +712,52 @@ def archive_run(env: dict[str, str], log_dir: Path, idle_s: float) -> ArchiveTim
         conn.execute(f"VACUUM FULL {', '.join(LOG_TABLES)}")
         after = log_tables_mib(conn)
     return ArchiveTimes(seconds, messages, rows, max(transactions), before, after, idle, during)
+
+
+# ---- fresh reports -------------------------------------------------------------------------------
+
+def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials: int) -> list[float]:
+    """Event → report with `run_reports --follow --every every_s`: seconds from new history's commit until a
+    refresh that started after it has published (its hours recomputed), once per trial."""
+    import psycopg
+
+    follower = Process("run_reports_follow", [sys.executable, "manage.py", "run_reports", "--follow",
+                                              "--every", f"{every_s:g}"], env, log_dir)
+    latencies = []
+    try:
+        with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
+            def last_published_run() -> tuple[int, Any, Any] | None:
+                return conn.execute("SELECT id, started_at, finished_at FROM report_runs WHERE status = 'succeeded' "
+                                    "ORDER BY id DESC LIMIT 1").fetchone()
+
+            def hour_published() -> int:
+                return conn.execute("SELECT coalesce(sum(published), 0) FROM report_hourly "
+                                    "WHERE hour >= date_trunc('hour', now()) - interval '1 hour'").fetchone()[0]
+
+            first = last_published_run()
+            if not wait_until(lambda: follower.popen.poll() is None and last_published_run() != first, 300, 0.5):
+                raise RuntimeError(f"run_reports --follow published no refresh in 300 s:\n"
+                                   f"{follower.log_path.read_text()[-3000:]}")
+            for trial in range(trials):
+                before = hour_published()
+                subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", "200", "--days",
+                                "0.0001", "--seed", str(100 + trial)], cwd=ROOT, env=env, check=True,
+                               stdout=subprocess.DEVNULL)
+                written = conn.execute("SELECT now()").fetchone()[0]  # the history's transaction has committed
+
+                def refreshed_after(moment: Any) -> bool:
+                    run = last_published_run()
+                    return run is not None and run[1] > moment
+
+                if not wait_until(lambda moment=written: refreshed_after(moment), 6 * every_s + 120, 0.5):
+                    raise RuntimeError(f"no refresh started after the new history and published:\n"
+                                       f"{follower.log_path.read_text()[-3000:]}")
+                run = last_published_run()
+                assert run is not None
+                if hour_published() <= before:
+                    raise RuntimeError(f"the refresh after the new history left the last hours' published count at "
+                                       f"{before}:\n{follower.log_path.read_text()[-3000:]}")
+                latencies.append((run[2] - written).total_seconds())
+    finally:
+        follower.stop()
+    return latencies

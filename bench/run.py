@@ -301,6 +301,11 @@ def main() -> int:
                         f"PostgreSQL", "≤ PostgreSQL alone"))
         rows.append(Row("  an incremental refresh after it (`run_reports`: the hours changed since), wall s (1 run)",
                         f"{refresh.spark_s:.1f}", "—", "≤ 20"))
+        every_s = 5.0 if quick else 30.0  # run_reports --follow's default: 30
+        follow = figures.follow_latency(archived_env, log_dir, every_s=every_s, trials=1 if quick else 3)
+        rows.append(Row(f"  event → report with `run_reports --follow --every {every_s:g}`: from 200 new messages' "
+                        f"commit to a refresh started after it published, s ({len(follow)} writes: median, min–max)",
+                        fmt(figures.summary(follow), digits=1), "—", "≤ 60"))
     if "failover" in only:  # an Artemis pair of its own (tests/artemis_pair.py), the delivery stack stopped
         takeover = figures.broker_failover(log_dir / "artemis-pair")
         rows.append(Row("broker failover: SIGKILL of the Artemis primary → the backup live; → the first message "

@@ -43,6 +43,7 @@ ROWS = [
     "the longest batch's delete transaction",
     "reports from the archive + the hot tail",
     "an incremental refresh after it",
+    "event → report with `run_reports --follow",
     "broker failover: SIGKILL of the Artemis primary",
     "sends confirmed over the failover",
 ]
