@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
+from py4j.protocol import Py4JError
 from pyspark.find_spark_home import _find_spark_home
 from pyspark.sql import SparkSession
 
 from analytics.jobs.config import JobConfig
+
+log = logging.getLogger("dovecote.analytics")
 
 
 def spark_conf(config: JobConfig) -> dict[str, str]:
@@ -65,5 +69,14 @@ class LazySession:
         return self.session
 
     def stop(self) -> None:
-        if self.session is not None:
+        """Stop the session and its JVM; one already gone is said, not raised.
+
+        The local JVM is a child in this process's group: a SIGTERM to the whole group (honcho
+        stopping `make run`, `kill -- -PGID`) ends it at once, before the driver's own stop.
+        """
+        if self.session is None:
+            return
+        try:
             self.session.stop()
+        except (Py4JError, OSError) as error:
+            log.warning("Spark's JVM had stopped before the session (%s: %s)", type(error).__name__, error)
