@@ -537,9 +537,12 @@ def report_database(env: dict[str, str], name: str, messages: int) -> tuple[dict
     return env, attempts
 
 
-def report_run(env: dict[str, str], log_dir: Path, *, full: bool = True, postgres: bool = True) -> ReportTimes:
-    """One Spark run of the report jobs (full, or the hours changed since the last), then, with `postgres`, the
-    same aggregates in PostgreSQL alone (else 0)."""
+def report_run(env: dict[str, str], log_dir: Path, *, full: bool = True, postgres: bool = True,
+               spark: bool = True) -> ReportTimes:
+    """With `spark`, one Spark run of the report jobs (full, or the hours changed since the last), then, with
+    `postgres`, the same aggregates in PostgreSQL alone (each 0 when not run)."""
+    if not spark:
+        return ReportTimes(0.0, 0.0, postgres_alone_s(env))
     started = time.monotonic()
     spark = Process("run_reports", [sys.executable, "manage.py", "run_reports", *(["--full"] if full else [])], env,
                     log_dir)
@@ -547,12 +550,15 @@ def report_run(env: dict[str, str], log_dir: Path, *, full: bool = True, postgre
         raise RuntimeError(f"run_reports failed:\n{spark.log_path.read_text()[-3000:]}")
     spark_s = time.monotonic() - started
     spark.stop()
-    if not postgres:
-        return ReportTimes(spark_s, spark.peak_rss_kib / 1024, 0.0)
+    return ReportTimes(spark_s, spark.peak_rss_kib / 1024, postgres_alone_s(env) if postgres else 0.0)
+
+
+def postgres_alone_s(env: dict[str, str]) -> float:
+    """The report's aggregates in PostgreSQL alone (docs/analytics-postgres.sql through psql), wall s."""
     started = time.monotonic()
     subprocess.run(["psql", env["DATABASE_URL"], "-q", "-v", "ON_ERROR_STOP=1", "-f", "docs/analytics-postgres.sql"],
                    cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-    return ReportTimes(spark_s, spark.peak_rss_kib / 1024, time.monotonic() - started)
+    return time.monotonic() - started
 
 
 def worker_rss_mib(ctx: Context) -> float:
