@@ -6,8 +6,8 @@ open loop where latency is measured), the webhook receiver is a process of its o
 and every reference is measured in the same run: raw stomp.py sends, an empty authenticated
 endpoint, wrk's POSTs, and a bare consume–POST–ack loop (bench/bare_loop.py). Figures with
 "(1 run)" are one run; the others the median, min and max of three runs (one with `--quick`). `--quick`
-(make bench QUICK=1) runs small sizes to prove the harness works; only a full run writes
-docs/benchmarks.md.
+(make bench QUICK=1) runs small sizes, the Spark groups beside the delivery stack, to prove the harness
+works; only a full run writes docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import statistics
 import sys
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,7 +88,8 @@ def ratio(value: tuple[float, float, float], reference: tuple[float, float, floa
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="small sizes, to check the harness (< 3 min)")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes, the Spark groups beside the delivery stack: to check the harness (< 4 min)")
     parser.add_argument("--profile", action="store_true",
                         help="sample the web and worker processes with py-spy and print where their CPU went "
                              "(bench/profile.py); best with --only one group")
@@ -153,6 +155,9 @@ def main() -> int:
                           processes=processes, restart_worker=restart_worker, stop_worker=stop_worker,
                           start_worker=lambda name: stack.start_worker(env, log_dir, name=name), database=BENCH_DB)
     rows: list[Row] = []
+    # Full runs measure the Spark groups last, alone, once the delivery stack has stopped; --quick, which
+    # only proves that every figure prints, runs them beside it (its figures mean nothing anyway).
+    offline = ThreadPoolExecutor(1).submit(offline_rows, env, log_dir, n, only, runs, quick) if quick else None
     try:
         if "batch" in only:
             raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
@@ -267,7 +272,20 @@ def main() -> int:
         for process in (web, beat, processes["worker"]):
             process.stop()
         receiver.close()
-    if "spark" in only:  # last, with the delivery stack stopped: Spark takes both cores
+    rows += offline.result() if offline is not None else offline_rows(env, log_dir, n, only, runs, quick)
+    print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
+    if stack.PROFILE_DIR is not None:
+        print_profiles(stack.PROFILE_DIR)
+    return 0
+
+
+def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: set[str], runs: int,
+                 quick: bool) -> list[Row]:
+    """The figures that need no delivery stack: the Spark reports, the archive, the broker's failover."""
+    from bench import figures
+
+    rows: list[Row] = []
+    if "spark" in only:  # Spark takes both cores
         report_env, attempts = figures.report_database(env, f"{BENCH_DB}_reports", n["report_messages"])
         times = repeat(runs, lambda: figures.report_run(report_env, log_dir))
         spark_s = figures.summary([t.spark_s for t in times])
@@ -316,10 +334,7 @@ def main() -> int:
                         "< 10"))
         rows.append(Row("  sends confirmed over the failover / confirmed but never delivered (1 run)",
                         f"{takeover.confirmed} / {takeover.lost}", "—", "0 lost"))
-    print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
-    if stack.PROFILE_DIR is not None:
-        print_profiles(stack.PROFILE_DIR)
-    return 0
+    return rows
 
 
 def print_profiles(directory: Path) -> None:
