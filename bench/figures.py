@@ -722,14 +722,20 @@ def archive_run(env: dict[str, str], log_dir: Path, idle_s: float) -> ArchiveTim
 
 # ---- fresh reports -------------------------------------------------------------------------------
 
-def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials: int) -> list[float]:
+@dataclass(frozen=True)
+class Follow:
+    latencies_s: list[float]  # each write's commit → the end of the first refresh started after it
+    refreshes_s: list[float]  # those refreshes' own wall time (the first starts the follower's JVM)
+
+
+def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials: int) -> Follow:
     """Event → report with `run_reports --follow --every every_s`: seconds from new history's commit until a
     refresh that started after it has published (its hours recomputed), once per trial."""
     import psycopg
 
     follower = Process("run_reports_follow", [sys.executable, "manage.py", "run_reports", "--follow",
                                               "--every", f"{every_s:g}"], env, log_dir)
-    latencies = []
+    latencies, refreshes = [], []
     try:
         with psycopg.connect(env["DATABASE_URL"], autocommit=True) as conn:
             def last_published_run() -> tuple[int, Any, Any] | None:
@@ -764,6 +770,7 @@ def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials
                     raise RuntimeError(f"the refresh after the new history left the last hours' published count at "
                                        f"{before}:\n{follower.log_path.read_text()[-3000:]}")
                 latencies.append((run[2] - written).total_seconds())
+                refreshes.append((run[2] - run[1]).total_seconds())
     finally:
         follower.stop()
-    return latencies
+    return Follow(latencies, refreshes)

@@ -301,7 +301,6 @@ def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: se
         moved = figures.archive_run(archive_env, log_dir, idle_s=3 if quick else 30)
         archived_env = {**archive_env, "DOVECOTE_ARCHIVE_URL": str(log_dir / "archive")}  # where archive_run wrote
         from_archive = figures.report_run(archived_env, log_dir, postgres=False)
-        refresh = figures.report_run(archived_env, log_dir, full=False, postgres=False)
         rows.append(Row(f"archive: `manage.py archive` over {n['archive_messages']:,} generated messages spread "
                         f"over {n['archive_days']} days (retention 7 days), rows/s to Parquet and out of "
                         f"PostgreSQL (1 run)",
@@ -319,13 +318,15 @@ def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: se
                         f"(docs/analytics-postgres.sql)"
                         + (f"; {all_in_postgres.spark_s:.1f} s Spark with it all in PostgreSQL"
                            if all_in_postgres.spark_s else ""), "≤ PostgreSQL alone"))
-        rows.append(Row("  an incremental refresh after it (`run_reports`: the hours changed since), wall s (1 run)",
-                        f"{refresh.spark_s:.1f}", "—", "≤ 20"))
         every_s = 5.0 if quick else 30.0  # run_reports --follow's default: 30
         follow = figures.follow_latency(archived_env, log_dir, every_s=every_s, trials=1 if quick else 3)
         rows.append(Row(f"  event → report with `run_reports --follow --every {every_s:g}`: from 200 new messages' "
-                        f"commit to a refresh started after it published, s ({len(follow)} writes: median, min–max)",
-                        fmt(figures.summary(follow), digits=1), "—", "≤ 60"))
+                        f"commit to a refresh started after it published, s ({len(follow.latencies_s)} writes: "
+                        f"median, min–max)", fmt(figures.summary(follow.latencies_s), digits=1), "—", "≤ 60"))
+        warm = follow.refreshes_s[1:] or follow.refreshes_s  # --quick writes once: its one refresh started the JVM
+        rows.append(Row("  an incremental refresh of the hour those messages changed, the follower's JVM up, wall s "
+                        "(the refreshes after the first)", fmt(figures.summary(warm), digits=1),
+                        f"{follow.refreshes_s[0]:.1f} s the first, starting the JVM", "≤ 20"))
     if "failover" in only:  # an Artemis pair of its own (tests/artemis_pair.py), the delivery stack stopped
         takeover = figures.broker_failover(log_dir / "artemis-pair")
         rows.append(Row("broker failover: SIGKILL of the Artemis primary → the backup live; → the first message "

@@ -42,8 +42,8 @@ ROWS = [
     "a publish's database transaction every 20 ms during the run",
     "the longest batch's delete transaction",
     "reports from the archive + the hot tail",
-    "an incremental refresh after it",
     "event → report with `run_reports --follow",
+    "an incremental refresh of the hour those messages changed",
     "broker failover: SIGKILL of the Artemis primary",
     "sends confirmed over the failover",
 ]
