@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import re
@@ -742,6 +743,10 @@ def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials
                 return conn.execute("SELECT id, started_at, finished_at FROM report_runs WHERE status = 'succeeded' "
                                     "ORDER BY id DESC LIMIT 1").fetchone()
 
+            def refreshed_after(moment: Any) -> bool:
+                run = last_published_run()
+                return run is not None and run[1] > moment
+
             def hour_published() -> int:
                 return conn.execute("SELECT coalesce(sum(published), 0) FROM report_hourly "
                                     "WHERE hour >= date_trunc('hour', now()) - interval '1 hour'").fetchone()[0]
@@ -756,12 +761,7 @@ def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials
                                 "0.0001", "--seed", str(100 + trial)], cwd=ROOT, env=env, check=True,
                                stdout=subprocess.DEVNULL)
                 written = conn.execute("SELECT now()").fetchone()[0]  # the history's transaction has committed
-
-                def refreshed_after(moment: Any) -> bool:
-                    run = last_published_run()
-                    return run is not None and run[1] > moment
-
-                if not wait_until(lambda moment=written: refreshed_after(moment), 6 * every_s + 120, 0.5):
+                if not wait_until(functools.partial(refreshed_after, written), 6 * every_s + 120, 0.5):
                     raise RuntimeError(f"no refresh started after the new history and published:\n"
                                        f"{follower.log_path.read_text()[-3000:]}")
                 run = last_published_run()
