@@ -10,8 +10,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import connections, models
 from django.db.models import F, Q, Value
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
@@ -61,6 +62,32 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
         """Pause pushes to the subscription until `until` (a receiver's Retry-After), never shortening a pause."""
         return bool(self.filter(Q(throttled_until__isnull=True) | Q(throttled_until__lt=until), pk=pk).update(
             throttled_until=until))
+
+    def with_versions(self) -> SubscriptionQuerySet:
+        """These subscriptions with their rooms, each with `row_version`: its row's and its room's (see `versions`)."""
+        rows = self.select_related("room")
+        if connections[self.db].vendor != "postgresql":
+            return rows.annotate(row_version=Value(None, output_field=models.TextField()))
+        return rows.annotate(row_version=RawSQL(
+            f"{Subscription._meta.db_table}.xmin::text || '/' || {Room._meta.db_table}.xmin::text", ()))
+
+    def versions(self, pks: list[int]) -> dict[int, tuple[int, str | None]]:
+        """Each subscription's max_in_flight and the version of its row with its room's (None: unknown, reread it).
+
+        On PostgreSQL the version is the two rows' xmin, new at every write of either row whoever writes
+        it (these moves, a save, a routing change, an operator's SQL): a reader that keeps the version it
+        read rereads a subscription only after a write (the push engine's renewal, every second, for every
+        session). Elsewhere the version is None: always reread.
+        """
+        if connections[self.db].vendor != "postgresql":
+            return {pk: (max_in_flight, None)
+                    for pk, max_in_flight in self.filter(pk__in=pks).values_list("pk", "max_in_flight")}
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(
+                f"SELECT s.id, s.max_in_flight, s.xmin::text || '/' || r.xmin::text"
+                f" FROM {Subscription._meta.db_table} s JOIN {Room._meta.db_table} r ON r.id = s.room_id"
+                f" WHERE s.id = ANY(%s)", [list(pks)])
+            return {pk: (max_in_flight, version) for pk, max_in_flight, version in cursor.fetchall()}
 
 
 class Subscription(models.Model):

@@ -46,17 +46,19 @@ DELIVER_PUSH = "delivery.tasks.deliver_push"
 class Held:
     """A subscription as an engine's renewal reads it, with the session's share of `max_in_flight`."""
 
-    subscription: Subscription
+    subscription: Subscription | None  # reread, with its room; None: unchanged since the version the session has
+    version: str | None  # of the subscription's row and its room's (SubscriptionQuerySet.versions; None: unknown)
     sessions: int  # live sessions of the subscription, on every worker
     share: int  # POSTs the session may have under way (0: the others are still shrinking to make room)
 
 
 @dataclass(frozen=True)
 class Report:
-    """What a session tells its renewal: the session count it is sized for, and whether it is hot."""
+    """What a session tells its renewal: the session count it is sized for, if it is hot, the version it has."""
 
     sized_for: int
     hot: bool
+    version: str | None = None  # of the subscription the session has (Held.version; None: reread it)
 
 
 def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
@@ -189,7 +191,7 @@ def adopt(requests: list[tuple[int, str]], engine_token: str) -> list[Held | Non
         PushClaim.objects.filter(_pairs(list(taking.items()))).update(
             token=engine_token, until=timezone.now() + CLAIM_TTL)
     held = _held(engine_token, list(PushClaim.objects.filter(subscription_id__in=list(taking), token=engine_token)
-                                    .values_list("subscription_id", flat=True)))
+                                    .values_list("subscription_id", flat=True)), known={})
     return [held.get(subscription_id) if taking.get(subscription_id) == token else None
             for subscription_id, token in requests]
 
@@ -222,7 +224,9 @@ def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
 
     One UPDATE per distinct report (usually one or two), each naming its subscriptions: a statement
     whose cost grows with the sessions, not with their square (a CASE per session did, ~0.2 s a second
-    of the worker's CPU at 600 sessions).
+    of the worker's CPU at 600 sessions). A subscription is reread only if its row or its room's was
+    written since the version its session reported: rebuilding every held subscription each second
+    was a quarter of a worker's CPU with a thousand sessions.
     """
     alike: dict[tuple[int, bool], list[int]] = defaultdict(list)
     for subscription_id, report in reports.items():
@@ -232,21 +236,32 @@ def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
         mine.update(until=timezone.now() + CLAIM_TTL, hot=False)
         for (sized_for, hot), subscription_ids in alike.items():
             mine.filter(subscription_id__in=subscription_ids).update(sized_for=sized_for, hot=hot)
-    return _held(engine_token, list(mine.values_list("subscription_id", flat=True)))
+    return _held(engine_token, list(mine.values_list("subscription_id", flat=True)),
+                 known={subscription_id: report.version for subscription_id, report in reports.items()})
 
 
-def _held(engine_token: str, subscription_ids: list[int]) -> dict[int, Held]:
-    """The engine's subscriptions (with their rooms), each with its session count and this engine's share."""
+def _held(engine_token: str, subscription_ids: list[int], known: dict[int, str | None]) -> dict[int, Held]:
+    """The engine's subscriptions, each with its session count and this engine's share.
+
+    A subscription whose rows' version is the one `known` gives is not reread (Held.subscription None);
+    the others are, with their rooms and the version of what was read.
+    """
     claims: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for subscription_id, token, sized_for in PushClaim.objects.filter(
             subscription_id__in=subscription_ids, until__gte=timezone.now()).values_list(
             "subscription_id", "token", "sized_for"):
         claims[subscription_id].append((token, sized_for))
-    held = {}
-    for subscription in Subscription.objects.select_related("room").filter(pk__in=subscription_ids):
-        others = [sized_for for token, sized_for in claims[subscription.pk] if token != engine_token]
-        held[subscription.pk] = Held(subscription, len(others) + 1, share(subscription.max_in_flight, others))
-    return held
+
+    def held(subscription: Subscription | None, version: str | None, max_in_flight: int, pk: int) -> Held:
+        others = [sized_for for token, sized_for in claims[pk] if token != engine_token]
+        return Held(subscription, version, len(others) + 1, share(max_in_flight, others))
+
+    unchanged = {pk: (max_in_flight, version)
+                 for pk, (max_in_flight, version) in Subscription.objects.versions(subscription_ids).items()
+                 if version is not None and version == known.get(pk)} if known else {}
+    reread = Subscription.objects.with_versions().filter(pk__in=[pk for pk in subscription_ids if pk not in unchanged])
+    return {**{s.pk: held(s, s.row_version, s.max_in_flight, s.pk) for s in reread},  # type: ignore[attr-defined]
+            **{pk: held(None, version, max_in_flight, pk) for pk, (max_in_flight, version) in unchanged.items()}}
 
 
 def share(max_in_flight: int, others_sized_for: list[int]) -> int:

@@ -91,6 +91,7 @@ class PushSession:
         self.subscription_id = subscription_id
         self.token = token
         self.subscription: Subscription | None = None
+        self.version: str | None = None  # of the subscription's rows as last read (claims.Held.version)
         self.sessions = 1  # the subscription's live sessions on every worker, at the last renewal (claims.py)
         self.share = 0  # POSTs this session may have under way: its share of max_in_flight (set on adoption)
         self._sized_for = 1  # the session count its POSTs in flight fit the share of
@@ -118,17 +119,20 @@ class PushSession:
     # -- what the engine tells a session ----------------------------------------------------------
 
     def refreshed(self, held: claims.Held | None) -> None:
-        """Take the subscription as it is now, with the session's share (None: deleted, or the claim was lost)."""
-        subscription = held.subscription if held is not None else None
+        """Take the subscription as it is now, with the session's share (None: deleted, or the claim was lost).
+
+        A subscription not reread (its rows unchanged since the session's version) stays the session's own.
+        """
+        subscription = None if held is None else held.subscription or self.subscription
         if held is None or subscription is None or not subscription.is_active:
             self.stop()
         else:
             self.sessions, self.share = held.sessions, held.share
-            if self.subscription is not None and (self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S):
-                keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
-            if self.subscription is not None:
+            if self.subscription is not None and subscription is not self.subscription:
+                if self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S:
+                    keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
                 subscription.throttled_until = later(subscription.throttled_until, self.subscription.throttled_until)
-            self.subscription = subscription
+            self.subscription, self.version = subscription, held.version
         self._wakeup.set()
 
     def stop(self, *, hand_over: bool = False) -> None:
@@ -143,7 +147,7 @@ class PushSession:
         """What the engine's renewal records: the session count this session fits the share of, and if it is hot."""
         if self.subscription is not None and self.in_flight <= max(1, self.subscription.max_in_flight // self.sessions):
             self._sized_for = self.sessions
-        return claims.Report(sized_for=self._sized_for, hot=self.is_hot())
+        return claims.Report(sized_for=self._sized_for, hot=self.is_hot(), version=self.version)
 
     def is_hot(self) -> bool:
         """At its share of max_in_flight with frames waiting, the breaker closed and no pause: more sessions help."""
@@ -164,7 +168,9 @@ class PushSession:
         held = await engine.adopt(self.subscription_id, self.token)
         if held is None:
             return  # another session took over meanwhile, or this worker runs one already
-        self.subscription, self.sessions, self.share = held.subscription, held.sessions, held.share
+        assert held.subscription is not None  # an adoption always reads it
+        self.subscription, self.version, self.sessions, self.share = \
+            held.subscription, held.version, held.sessions, held.share
         self._sized_for = held.sessions
         self.outcomes = session_breaker.OutcomeCounter(self.subscription.breaker_failures)
         loop = asyncio.get_running_loop()
