@@ -32,6 +32,7 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
     These are the only writes of those columns (the methods of Subscription and the push session
     call them): each applies only to the row as its writer saw it, so two writers that cross
     (an operator and a worker, two sessions, the sweep and a probe) never overwrite each other.
+    A reader that keeps subscriptions in memory learns of any write by the rows' versions (`versions`).
     """
 
     def move_status(self, pk: int, was: tuple[str, str], to: tuple[str, str], now: datetime) -> bool:
