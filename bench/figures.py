@@ -246,13 +246,14 @@ def attempt_rows(room_id: int) -> int:
     return DeliveryAttempt.objects.filter(delivery__message__room_id=room_id).count()
 
 
-def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, float, int]:
+def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, float, int, dict[str, float]]:
     """Deliveries/s from queued to received, one subscription (the worker starts once all n are queued).
 
     Also returns the worker's peak RSS in MiB during the run, and its CPU time per delivery in µs,
     in the steady state: from the 10th to the 90th percent of the deliveries (start-up left out);
     and what /metrics said meanwhile: the delivered counter's rate between scrapes at those two
-    points, and at the end the attempt histogram's count beside the attempt rows in the database.
+    points, and at the end the attempt histogram's count beside the attempt rows in the database;
+    and where a delivery's time went, from the rows' clocks (`push_steps`).
     """
     ctx.stop_worker()
     room_id = make_room(ctx)
@@ -281,7 +282,32 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, f
                     if len(scrapes) == 2 else 0.0)
     final = scrape(ctx, room_id)
     return ((n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024, cpu_us,
-            scraped_rate, final.attempts, attempt_rows(room_id))
+            scraped_rate, final.attempts, attempt_rows(room_id), push_steps(room_id))
+
+
+def push_steps(room_id: int) -> dict[str, float]:
+    """Where the room's successful first attempts spent their time, from the rows' clocks.
+
+    An attempt's start is its claim's time and its delivery's `updated_at` the time its record statement
+    was made, so claim → record less the POST's own duration is the wait for the POST (rate limit,
+    signing) and for the record statement; also the deliveries each claim and each record statement took.
+    """
+    from django.db.models import Count
+
+    from delivery.models import DeliveryAttempt
+
+    rows = list(DeliveryAttempt.objects.filter(delivery__message__room_id=room_id, attempt=1, outcome="success")
+                .values_list("started_at", "duration_ms", "delivery__updated_at"))
+    if not rows:
+        return {}
+    rest = [((recorded - started).total_seconds() * 1000 - duration) for started, duration, recorded in rows]
+    statements = DeliveryAttempt.objects.filter(delivery__message__room_id=room_id, attempt=1).aggregate(
+        claims=Count("started_at", distinct=True), records=Count("delivery__updated_at", distinct=True))
+    return {"POST p50": percentile([float(duration) for _, duration, _ in rows], 50),
+            "claim → record less the POST p50": percentile(rest, 50),
+            "p99": percentile(rest, 99),
+            "deliveries per claim statement": len(rows) / max(1, statements["claims"]),
+            "per record statement": len(rows) / max(1, statements["records"])}
 
 
 def bare_loop(ctx: Context, n: int) -> tuple[float, float]:

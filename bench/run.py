@@ -200,6 +200,9 @@ def main() -> int:
                             f"{max(p[1] for p in push):.0f}", "—"))
             rows.append(Row("  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker process",
                             f"{fmt(column(bare, 1))} the bare loop's process"))
+            rows.append(Row("  where a delivery's time went, the median run's rows' clocks (ms; deliveries)",
+                            "; ".join(f"{name} {value:.1f}" for name, value in median_run(push)[6].items()),
+                            "—"))
         if "workers" in only:
             one = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=1))
             two = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=2))

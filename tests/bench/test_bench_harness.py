@@ -27,6 +27,7 @@ ROWS = [
     "push, one subscription, one worker vs two worker processes",
     "push subscriptions over two workers: sessions per worker",
     "worker peak RSS",
+    "where a delivery's time went",
     "end-to-end latency",
     "at 200 msg/s: publish round trip",
     "at 500 msg/s: publish round trip",
