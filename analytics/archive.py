@@ -6,10 +6,11 @@ recorded failed by the next):
 2. for each room, page through its removable messages (delivery/retention.py), oldest first, and
    claim each page as a batch (one day of one room, at most DOVECOTE_ARCHIVE_BATCH messages): the
    batch row and one ArchiveClaim per message, in one transaction;
-3. for each batch: the Spark job writes its rows of every table under the batch's path, overwriting
-   (analytics/jobs/archive.py); then ONE transaction deletes the rows (retention.remove checks the
-   rules again under lock), records a tombstone per message (ArchivedMessage), drops the claims and
-   marks the batch done. A message no longer removable discards the batch: nothing deleted.
+3. for each batch: the Spark job writes its rows of every table, and the report inputs they make,
+   under the batch's path, overwriting (analytics/jobs/archive.py); then ONE transaction deletes the
+   rows (retention.remove checks the rules again under lock), records a tombstone per message
+   (ArchivedMessage), drops the claims and marks the batch done. A message no longer removable
+   discards the batch: nothing deleted.
 A crash anywhere leaves either a `claimed` batch (its files, if any, are written again by the next
 run; readers ignore them until it is done) or a `done` one: nothing lost, nothing read twice.
 """
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("dovecote.analytics")
 
 ARCHIVE_LOCK = 0x646F76_61726368  # pg_advisory_lock key of archive runs ("dov" "arch")
-DATASETS = ("messages", "deliveries", "attempts", "sends")
 ABANDONED = "abandoned: the process running it stopped"
 
 Writer = Callable[[ArchiveBatch], dict[str, int]]
@@ -148,8 +148,10 @@ def archive_batch(run: ArchiveRun, batch: ArchiveBatch, write: Writer, now: date
     wrote_s, started = time.monotonic() - started, time.monotonic()
     removed = finish(run, batch, now)
     # The transaction's length is how long the batch's rows were locked (docs/analytics.md, measured).
-    log.info("archive batch %s: wrote %s rows to Parquet in %.1f s; %s in a %.3f s transaction", batch.pk,
-             sum(written.values()), wrote_s, "discarded" if removed is None else f"{removed.rows} rows removed",
+    log.info("archive batch %s: wrote %s rows to Parquet (%s of them report inputs) in %.1f s; %s in a %.3f s "
+             "transaction", batch.pk, sum(written.values()),
+             sum(rows for name, rows in written.items() if name.startswith("report_")), wrote_s,
+             "discarded" if removed is None else f"{removed.rows} rows removed",
              time.monotonic() - started)
 
 
@@ -182,7 +184,7 @@ def spark_writer(spark: Callable[[], SparkSession], config: JobConfig) -> Writer
     from analytics.jobs.archive import write_batch  # noqa: PLC0415 - imports PySpark
 
     def write(batch: ArchiveBatch) -> dict[str, int]:
-        return write_batch(spark(), config, batch.pk, {name: batch.path(name) for name in DATASETS})
+        return write_batch(spark(), config, batch.pk, batch.path)
 
     return write
 

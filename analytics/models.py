@@ -399,6 +399,8 @@ class ArchiveBatch(models.Model):
     # The earliest and latest time its rows carry: a report run reads the batch only for hours in between.
     first_at = models.DateTimeField(null=True, blank=True)
     last_at = models.DateTimeField(null=True, blank=True)
+    # What its folders hold (analytics/jobs/archive.py): 1, its tables; 2, its tables and its report inputs.
+    layout = models.PositiveSmallIntegerField(default=2)
     claimed_at = models.DateTimeField()
     done_at = models.DateTimeField(null=True, blank=True)
 
@@ -410,7 +412,7 @@ class ArchiveBatch(models.Model):
         return f"archive batch {self.pk} ({self.status})"
 
     def path(self, table: str) -> str:
-        """Return where this batch's rows of `table` (messages, deliveries, attempts, sends) are."""
+        """Return where this batch's rows of `table` are (messages, deliveries, attempts, sends; or a report input)."""
         return f"{self.url.rstrip('/')}/{table}/date={self.date.isoformat()}/batch={self.pk}"
 
 

@@ -23,11 +23,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from analytics.jobs import reports
-from analytics.jobs.archive import archived_inputs, with_archive
+from analytics.jobs.archive import LAYOUT, add_report_inputs, archived_inputs, with_archive
 from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.hours import UTC, Scope
 from analytics.jobs.session import LazySession
-from analytics.jobs.sources import partition_count, read_attempts, read_expiries, read_sends
+from analytics.jobs.sources import QUERIES, TIMES, partition_count, read_input
 from analytics.jobs.store import INPUTS, Marks, Report, ReportStore, RunInProgress
 
 REPORTS = [
@@ -92,12 +92,18 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
     """Read the scope's log rows, compute every report and append it to its staging table."""
     ids = {name: store.id_range(name, scope) for name in INPUTS}
     # The rows retention moved to the archive, beside those still in PostgreSQL (never the same row twice).
-    archived = archived_inputs(spark, store.archived_batches(scope),
-                               {name: scope.sql(column) for name, (_, column, _) in INPUTS.items()}) or {}
+    batches = store.archived_batches(scope)
+    older = [batch for batch in batches if batch.layout < LAYOUT]
+    if older:
+        store.progress(run_id, 5, f"writing the report inputs of {len(older)} archive batch(es) archived without them")
+        add_report_inputs(spark, older)
+        store.record_layout(older, LAYOUT)
+    archived = archived_inputs(spark, batches, {name: scope.sql(TIMES[name]) for name in QUERIES})
+    hot = {name: read_input(spark, config, name, scope, ids[name]) for name in QUERIES}
     # Each input feeds several reports: cache it, so the log is read once.
-    attempts = with_archive(read_attempts(spark, config, scope, ids["attempts"]), archived.get("attempts")).cache()
-    sends = with_archive(read_sends(spark, config, scope, ids["sends"]), archived.get("sends")).cache()
-    expiries = with_archive(read_expiries(spark, config, scope, ids["expiries"]), archived.get("expiries"))
+    attempts = with_archive(hot["attempts"], archived.get("attempts")).cache()
+    sends = with_archive(hot["sends"], archived.get("sends")).cache()
+    expiries = with_archive(hot["expiries"], archived.get("expiries"))
     outputs = [
         reports.hourly(attempts, sends, expiries),
         reports.latency(attempts, config.percentile_accuracy,

@@ -27,6 +27,9 @@ def spark_conf(config: JobConfig) -> dict[str, str]:
         "spark.driver.extraJavaOptions": utc,
         "spark.executor.extraJavaOptions": utc,
         "spark.sql.shuffle.partitions": str(config.shuffle_partitions),
+        # A report run reads each archive batch by its folder: list up to this many in the driver. Over
+        # 32 (the default) Spark lists them in a job of its own, 1.5 s per dataset for 188 local folders.
+        "spark.sql.sources.parallelPartitionDiscovery.threshold": "512",
         "spark.ui.enabled": "false",  # no port to collide with other runs on the same machine
         "spark.ui.showConsoleProgress": "false",
         "spark.log.level": "WARN",

@@ -3,7 +3,9 @@
 Each fact row (an attempt, a send, an expiry) comes with its delivery's subscription and its
 message's room, event type and publish time. That lookup by primary key is joined at the
 source: PostgreSQL does it with its indexes, while a shuffle join in Spark made a full run on
-1 M attempts several times slower (docs/analytics.md). Spark does all the aggregation.
+1 M attempts several times slower (docs/analytics.md). Spark does all the aggregation. The archive
+writes the same queries' rows for the messages it moves (analytics/jobs/archive.py), so archived
+inputs are read as they are, with no join either.
 """
 
 from __future__ import annotations
@@ -21,32 +23,37 @@ DIMENSIONS = r"""
 JOIN_DIMENSIONS = "JOIN delivery_delivery d ON d.id = f.delivery_id JOIN delivery_message m ON m.id = d.message_id"
 
 
-def read_attempts(spark: SparkSession, config: JobConfig, scope: Scope, ids: IdRange | None) -> DataFrame:
-    """Return the attempts started in scope, with their hour and dimensions."""
-    query = f"""
+# The report inputs: each fact row with its dimensions, where `{where}` selects the rows (the scope's
+# hours for the hot reads; a batch's messages when the archive writes them, analytics/jobs/archive.py).
+QUERIES = {
+    "attempts": f"""
         SELECT f.id, f.attempt, f.started_at, f.duration_ms, f.outcome, f.status_code::int AS status_code,
                m.created_at AS published_at, {DIMENSIONS}
         FROM delivery_attempts f {JOIN_DIMENSIONS}
-        WHERE {scope.sql("f.started_at")}"""
-    return jdbc(spark, config, query, "id", ids).withColumn("hour", F.date_trunc("hour", "started_at"))
-
-
-def read_sends(spark: SparkSession, config: JobConfig, scope: Scope, ids: IdRange | None) -> DataFrame:
-    """Return the broker sends (published_messages) made in scope, with their hour and dimensions."""
-    query = f"""
+        WHERE {{where}}""",
+    "sends": f"""
         SELECT f.id, f.kind, f.attempt, f.delay_ms, f.sent_at, {DIMENSIONS}
         FROM published_messages f {JOIN_DIMENSIONS}
-        WHERE {scope.sql("f.sent_at")}"""
-    return jdbc(spark, config, query, "id", ids).withColumn("hour", F.date_trunc("hour", "sent_at"))
-
-
-def read_expiries(spark: SparkSession, config: JobConfig, scope: Scope, ids: IdRange | None) -> DataFrame:
-    """Return the deliveries that expired in scope (status `expired`, set at updated_at; it never changes again)."""
-    query = f"""
+        WHERE {{where}}""",
+    # A delivery's status `expired` is set at updated_at and never changes again.
+    "expiries": f"""
         SELECT d.id, d.updated_at AS expired_at, {DIMENSIONS}
         FROM delivery_delivery d JOIN delivery_message m ON m.id = d.message_id
-        WHERE d.status = 'expired' AND {scope.sql("d.updated_at")}"""
-    return jdbc(spark, config, query, "id", ids).withColumn("hour", F.date_trunc("hour", "expired_at"))
+        WHERE d.status = 'expired' AND {{where}}""",
+}
+# The time of each input's row, which names its hour; and that column in the queries above.
+TIMES = {"attempts": "started_at", "sends": "sent_at", "expiries": "expired_at"}
+SOURCE_TIMES = {"attempts": "f.started_at", "sends": "f.sent_at", "expiries": "d.updated_at"}
+
+
+def read_input(spark: SparkSession, config: JobConfig, name: str, scope: Scope, ids: IdRange | None) -> DataFrame:
+    """Return one input's rows in scope (attempts started, sends made, deliveries expired), with their hour."""
+    query = QUERIES[name].format(where=scope.sql(SOURCE_TIMES[name]))
+    return with_hour(jdbc(spark, config, query, "id", ids), name)
+
+
+def with_hour(frame: DataFrame, name: str) -> DataFrame:
+    return frame.withColumn("hour", F.date_trunc("hour", TIMES[name]))
 
 
 def jdbc(spark: SparkSession, config: JobConfig, query: str, id_column: str, ids: IdRange | None) -> DataFrame:

@@ -59,11 +59,15 @@ class Marks:
 
 @dataclass(frozen=True)
 class ArchivedBatch:
-    """A done archive batch: its rows are under `{url}/{dataset}/date={date}/batch={id}`."""
+    """A done archive batch: its rows are under `{url}/{dataset}/date={date}/batch={id}`.
+
+    `layout`: 1, its tables only (archived before the report inputs); 2, its tables and report inputs.
+    """
 
     url: str
     id: int
     date: date
+    layout: int
 
     def path(self, dataset: str) -> str:
         return f"{self.url.rstrip('/')}/{dataset}/date={self.date.isoformat()}/batch={self.id}"
@@ -235,9 +239,13 @@ class ReportStore:
 
     def archived_batches(self, scope: Scope) -> list[ArchivedBatch]:
         """Return the archive's done batches (their rows left PostgreSQL) with rows in the scope's hours."""
-        rows = self.execute(f"SELECT url, id, date FROM archive_batches WHERE status = 'done' "
+        rows = self.execute(f"SELECT url, id, date, layout FROM archive_batches WHERE status = 'done' "
                             f"AND {scope.sql_overlaps('first_at', 'last_at')} ORDER BY id").fetchall()
         return [ArchivedBatch(*row) for row in rows]
+
+    def record_layout(self, batches: Sequence[ArchivedBatch], layout: int) -> None:
+        """Record that these batches' folders now hold the datasets of `layout`."""
+        self.execute("UPDATE archive_batches SET layout = %s WHERE id = ANY(%s)", [layout, [b.id for b in batches]])
 
     # ---- the swap ------------------------------------------------------------------------------
 
