@@ -11,7 +11,7 @@ class DeliveryConfig(AppConfig):
 
         from delivery import outbox
         from delivery.push import claims, engine
-        from dovecote import tracing
+        from dovecote import lookups, tracing  # noqa: F401 - lookups registers `field__any_of` (claims.py)
 
         # Tracing starts in every process that loads Django, when OTEL_* variables ask for it.
         tracing.configure()
