@@ -276,6 +276,7 @@ def main() -> int:
         for process in (web, beat, processes["worker"]):
             process.stop()
         receiver.close()
+        figures.delete_subscription_queues()
     rows += offline.result() if offline is not None else offline_rows(env, log_dir, n, only, runs, quick)
     print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
     if stack.PROFILE_DIR is not None:
