@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,10 +10,10 @@ import pytest
 from django.conf import settings
 
 from tests.callers import KINDS, Caller
-from tests.fresh_ids import start_ids_after_earlier_databases
+from tests.fresh_ids import destroy_the_runs_queues, start_ids_after_earlier_databases
 from tests.receiver import Receiver
 from tests.schema_validation import take_violations
-from tests.services import IN_CI, redis_url, stomp_url
+from tests.services import DEFAULT_STOMP_URL, IN_CI, redis_url, stomp_url
 from tests.workers import WorkerProcess, close_other_sessions
 
 if TYPE_CHECKING:
@@ -57,10 +58,12 @@ def api_replies_match_the_schema() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def django_db_setup(django_db_setup, django_db_blocker) -> Iterator[None]:
     with django_db_blocker.unblock():
-        start_ids_after_earlier_databases()
+        start = start_ids_after_earlier_databases()
     yield
     with django_db_blocker.unblock():
         close_other_sessions()
+    if start is not None:
+        destroy_the_runs_queues(start, os.environ.get("STOMP_URL") or DEFAULT_STOMP_URL)
 
 
 @pytest.fixture(scope="session")
