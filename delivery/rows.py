@@ -49,12 +49,17 @@ def queue_sends(sends: Sequence[SendRecord], now: datetime) -> None:
             insert_sends(sends)
         return
     sql, fields, _ = _statement(SendRecord)
-    queued = (f"UPDATE {Delivery._meta.db_table} SET status = %s, claimed_until = NULL, updated_at = %s "
-              f"WHERE id = ANY(%s) AND status = %s")
+    # The rows are locked in id order first, as every multi-row UPDATE of deliveries does
+    # (DeliveryQuerySet.update, delivery/statements.py): a worker claims a frame that reached it before
+    # its receipt was recorded, and two statements locking the same rows in different orders deadlock.
+    table = Delivery._meta.db_table
+    locked = f"SELECT id FROM {table} WHERE id = ANY(%s) AND status = %s ORDER BY id FOR NO KEY UPDATE"
+    queued = (f"UPDATE {table} SET status = %s, claimed_until = NULL, updated_at = %s "
+              f"WHERE id IN (SELECT id FROM locked) AND status = %s")
     _stamp(sends, fields)
-    ids = _run(f"WITH queued AS ({queued}) {sql}", [
-        Delivery.Status.QUEUED, now, [send.delivery_id for send in sends], Delivery.Status.PENDING,
-        *_columns(sends, fields)])
+    ids = _run(f"WITH locked AS ({locked}), queued AS ({queued}) {sql}", [
+        [send.delivery_id for send in sends], Delivery.Status.PENDING, Delivery.Status.QUEUED, now,
+        Delivery.Status.PENDING, *_columns(sends, fields)])
     for row, (new_id,) in zip(sends, ids, strict=True):
         row.pk = new_id
     _added(sends)
