@@ -150,6 +150,7 @@ class PushEngine:
             for subscription_id in idle:
                 if (idle_session := self.sessions.get(subscription_id)) is not None:
                     idle_session.retry_due_soon = subscription_id in due
+                    idle_session.wake()  # to end now, or to stay for the retry
 
     async def _stop(self) -> None:
         self.stopping = True

@@ -126,13 +126,19 @@ class PushSession:
         subscription = None if held is None else held.subscription or self.subscription
         if held is None or subscription is None or not subscription.is_active:
             self.stop()
-        else:
-            self.sessions, self.share = held.sessions, held.share
-            if self.subscription is not None and subscription is not self.subscription:
-                if self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S:
-                    keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
-                subscription.throttled_until = later(subscription.throttled_until, self.subscription.throttled_until)
-            self.subscription, self.version = subscription, held.version
+            return
+        changed = subscription is not self.subscription or (held.sessions, held.share) != (self.sessions, self.share)
+        self.sessions, self.share = held.sessions, held.share
+        if self.subscription is not None and subscription is not self.subscription:
+            if self._moving or time.monotonic() - self._moved_at < OWN_MOVE_S:
+                keep_breaker_state(subscription, self.subscription)  # the reread may predate our transition
+            subscription.throttled_until = later(subscription.throttled_until, self.subscription.throttled_until)
+        self.subscription, self.version = subscription, held.version
+        if changed:  # not every session every second: a thousand woken at once held up every other's frames
+            self._wakeup.set()
+
+    def wake(self) -> None:
+        """Look at the session's state now (the engine changed something the loop reads)."""
         self._wakeup.set()
 
     def stop(self, *, hand_over: bool = False) -> None:
@@ -263,11 +269,26 @@ class PushSession:
             self._token_waiters -= 1
 
     def _sleep_s(self) -> float:
-        """How long the loop may wait for news: until a 429's pause ends, at most a second."""
+        """How long the loop may wait for news: until a 429's pause ends, at most a second while there is work.
+
+        A quiet session (nothing in its inbox or under way, no count to write) sleeps until it would
+        end, idle or out of budget: whatever it waits for wakes it (a frame, a changed subscription, a
+        stop). Each of a thousand idle sessions looking at its state every second cost the event
+        loop, and every other subscription's frames waited behind them.
+        """
         sleep = WAKE_EVERY_S
         if self.inbox and self.subscription is not None and (until := self.subscription.throttled_until) is not None:
             sleep = min(sleep, max(0.001, (until - timezone.now()).total_seconds()))
+        elif self._quiet():
+            engine, now = self.engine, time.monotonic()
+            ends = min(self.last_activity + engine.session_idle_s, self.started + engine.session_budget_s)
+            sleep = max(sleep, ends - now + 0.001)
         return sleep
+
+    def _quiet(self) -> bool:
+        counter = self.outcomes
+        return (not self.inbox and self.in_flight == 0 and not self._tasks and not self._moving
+                and self.accepting and (counter is None or (counter.unwritten == 0 and not counter.reset)))
 
     def _width(self) -> int:
         """How many frames may be under way: one while the breaker probes, else the session's share of max_in_flight."""
