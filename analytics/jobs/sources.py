@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 from analytics.jobs.config import IdRange, JobConfig
 from analytics.jobs.hours import Scope
+from analytics.jobs.store import INPUTS
 
 # A deleted subscription leaves subscription_id null; its queue name still says which one it was.
 DIMENSIONS = r"""
@@ -39,16 +40,16 @@ QUERIES = {
     "expiries": f"""
         SELECT d.id, d.updated_at AS expired_at, {DIMENSIONS}
         FROM delivery_delivery d JOIN delivery_message m ON m.id = d.message_id
-        WHERE d.status = 'expired' AND {{where}}""",
+        WHERE {INPUTS["expiries"].condition} AND {{where}}""",
 }
-# The time of each input's row, which names its hour; and that column in the queries above.
+# The time of each input's row, which names its hour, as the queries above name it (their source
+# column is store.INPUTS's).
 TIMES = {"attempts": "started_at", "sends": "sent_at", "expiries": "expired_at"}
-SOURCE_TIMES = {"attempts": "f.started_at", "sends": "f.sent_at", "expiries": "d.updated_at"}
 
 
 def read_input(spark: SparkSession, config: JobConfig, name: str, scope: Scope, ids: IdRange | None) -> DataFrame:
     """Return one input's rows in scope (attempts started, sends made, deliveries expired), with their hour."""
-    query = QUERIES[name].format(where=scope.sql(SOURCE_TIMES[name]))
+    query = QUERIES[name].format(where=scope.sql(INPUTS[name].time_column))
     return with_hour(jdbc(spark, config, query, "id", ids), name)
 
 

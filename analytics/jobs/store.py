@@ -32,11 +32,26 @@ from analytics.jobs.hours import Scope
 HEARTBEAT_S = 10  # how often a running run writes its heartbeat
 HEARTBEAT_TIMEOUT_S = 60  # a running run whose heartbeat is older has lost its driver
 ABANDONED_ERROR = "abandoned: the process running it stopped (its heartbeat stopped)"
-# Each input a run reads: its table, the timestamp that puts a row in an hour, and which rows count.
+
+
+@dataclass(frozen=True)
+class Input:
+    """A log table a run reads (its rows with their dimensions: analytics/jobs/sources.py's QUERIES)."""
+
+    table: str
+    alias: str  # the table's name in the queries
+    time: str  # the timestamp that puts a row in an hour
+    condition: str = "TRUE"  # which of its rows count
+
+    @property
+    def time_column(self) -> str:
+        return f"{self.alias}.{self.time}"
+
+
 INPUTS = {
-    "sends": ("published_messages", "sent_at", "TRUE"),
-    "attempts": ("delivery_attempts", "started_at", "TRUE"),
-    "expiries": ("delivery_delivery", "updated_at", "status = 'expired'"),
+    "sends": Input("published_messages", "f", "sent_at"),
+    "attempts": Input("delivery_attempts", "f", "started_at"),
+    "expiries": Input("delivery_delivery", "d", "updated_at", "d.status = 'expired'"),
 }
 
 class RunInProgress(Exception):
@@ -232,9 +247,9 @@ class ReportStore:
 
     def id_range(self, name: str, scope: Scope) -> IdRange | None:
         """Return the lowest and highest id of an input's rows in scope, and how many there are (None: none)."""
-        table, column, condition = INPUTS[name]
-        low, high, rows = self.one(
-            f"SELECT min(id), max(id), count(*) FROM {table} WHERE {condition} AND {scope.sql(column)}")
+        source = INPUTS[name]
+        low, high, rows = self.one(f"SELECT min(id), max(id), count(*) FROM {source.table} {source.alias} "
+                                   f"WHERE {source.condition} AND {scope.sql(source.time_column)}")
         return None if low is None else IdRange(low, high, rows)
 
     def archived_batches(self, scope: Scope) -> list[ArchivedBatch]:
