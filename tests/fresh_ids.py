@@ -7,6 +7,7 @@ import re
 import sys
 import time
 import zlib
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 from django.db import connection
@@ -41,9 +42,18 @@ def destroy_the_runs_queues(start: int, broker_url: str) -> None:
     The test database is dropped at the end; the broker is not. Each run left ~50 queues holding
     ~12,000 frames (slow receivers' backlogs, paused subscriptions), which over many runs fill the
     broker's heap as the bench's leftovers once did. Only queues of rooms whose ids this run made
-    (from `start`, see start_ids_after_earlier_databases) and that nobody consumes are touched:
-    another run's, or a developer's `make run`, never.
+    (from `start`, see start_ids_after_earlier_databases) are touched: another run's, or a
+    developer's `make run`, never.
     """
+    def this_runs(destination: str) -> bool:
+        match = DESTINATION.fullmatch(destination)
+        return match is not None and start <= int(match[1]) < start + RUN_IDS
+
+    destroy_queues(this_runs, broker_url)
+
+
+def destroy_queues(wanted: Callable[[str], bool], broker_url: str) -> None:
+    """Remove every queue of the broker at `broker_url` whose destination is `wanted` and that nobody consumes."""
     from delivery.broker.artemis import Management
     from delivery.broker.base import BrokerError
 
@@ -52,8 +62,7 @@ def destroy_the_runs_queues(start: int, broker_url: str) -> None:
     left: list[str] = []
     try:
         for queue in management.queues("subscription-"):  # the queue's name; the room is its address
-            match = DESTINATION.fullmatch(queue.destination)
-            if match is None or not start <= int(match[1]) < start + RUN_IDS:
+            if not wanted(queue.destination):
                 continue
             try:
                 if queue.consumers == 0:

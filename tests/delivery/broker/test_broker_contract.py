@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -19,7 +20,8 @@ from delivery.broker import (
     QueueInUse,
     connect,
 )
-from tests.services import stomp_url
+from tests.fresh_ids import destroy_queues
+from tests.services import DEFAULT_STOMP_URL, stomp_url
 
 OpenBroker = Callable[[], Broker]
 
@@ -46,9 +48,22 @@ def open_broker(broker_url: str) -> Iterator[OpenBroker]:
         broker.close()
 
 
+MADE: set[str] = set()  # the destinations this module's tests used
+
+
+@pytest.fixture(scope="module", autouse=True)
+def queues_removed_at_the_end() -> Iterator[None]:
+    """Remove the module's queues from the shared broker once its tests (and their connections) are done."""
+    yield
+    destroy_queues(MADE.__contains__, os.environ.get("STOMP_URL") or DEFAULT_STOMP_URL)
+    MADE.clear()
+
+
 @pytest.fixture
 def destination() -> str:
-    return f"room-{uuid.uuid4().hex[:10]}::subscription-{uuid.uuid4().hex[:10]}"
+    name = f"room-{uuid.uuid4().hex[:10]}::subscription-{uuid.uuid4().hex[:10]}"
+    MADE.add(name)
+    return name
 
 
 def receive_all(consumer, count: int, timeout: float = 5.0) -> list[bytes]:
