@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import itertools
 import os
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 from django.conf import settings
+from django.core.management.base import CommandError
+from django.test import TransactionTestCase
 
 from tests.callers import KINDS, Caller
 from tests.fresh_ids import destroy_the_runs_queues, start_ids_after_earlier_databases
@@ -19,6 +22,31 @@ from tests.workers import WorkerProcess, close_other_sessions
 if TYPE_CHECKING:
     from django.contrib.auth.models import Permission, User
     from django.test import Client
+
+
+def _flush_again_after_a_deadlock(teardown: Callable[[TransactionTestCase], None]) -> Callable[..., None]:
+    """Wrap TransactionTestCase's flush (TRUNCATE of every table) so that a deadlock victim flushes again.
+
+    A transactional test's worker process may still be committing (its deferred foreign-key checks
+    lock the rows they point at) when the flush starts; PostgreSQL then aborts one of the two, and a
+    clean-clone run (cc45) failed on a flush it chose. Whatever the worker was doing is over by the
+    next try.
+    """
+    def flush(self: TransactionTestCase) -> None:
+        for attempt in range(1, FLUSH_TRIES + 1):
+            try:
+                return teardown(self)
+            except CommandError as error:
+                if attempt == FLUSH_TRIES or "deadlock detected" not in str(error.__cause__):
+                    raise
+                time.sleep(0.5 * attempt)
+
+    return flush
+
+
+FLUSH_TRIES = 3
+TransactionTestCase._fixture_teardown = _flush_again_after_a_deadlock(  # type: ignore[method-assign]
+    TransactionTestCase._fixture_teardown)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
