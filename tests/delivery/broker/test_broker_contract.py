@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import time
@@ -20,8 +19,7 @@ from delivery.broker import (
     QueueInUse,
     connect,
 )
-from tests.fresh_ids import destroy_queues
-from tests.services import DEFAULT_STOMP_URL, stomp_url
+from tests.services import stomp_url
 
 OpenBroker = Callable[[], Broker]
 
@@ -46,24 +44,6 @@ def open_broker(broker_url: str) -> Iterator[OpenBroker]:
     yield open_
     for broker in brokers:
         broker.close()
-
-
-MADE: set[str] = set()  # the destinations this module's tests used
-
-
-@pytest.fixture(scope="module", autouse=True)
-def queues_removed_at_the_end() -> Iterator[None]:
-    """Remove the module's queues from the shared broker once its tests (and their connections) are done."""
-    yield
-    destroy_queues(MADE.__contains__, os.environ.get("STOMP_URL") or DEFAULT_STOMP_URL)
-    MADE.clear()
-
-
-@pytest.fixture
-def destination() -> str:
-    name = f"room-{uuid.uuid4().hex[:10]}::subscription-{uuid.uuid4().hex[:10]}"
-    MADE.add(name)
-    return name
 
 
 def receive_all(consumer, count: int, timeout: float = 5.0) -> list[bytes]:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from urllib.parse import urlsplit
 
@@ -14,8 +12,7 @@ import pytest
 
 from delivery.broker import BrokerError, BrokerUnavailable, OutgoingMessage, SendFailed
 from delivery.broker.stomp import StompBroker
-from tests.fresh_ids import destroy_queues
-from tests.services import DEFAULT_STOMP_URL, stomp_url
+from tests.services import stomp_url
 from tests.tcp_proxy import TcpProxy
 
 
@@ -50,24 +47,6 @@ def open_proxied(proxy: TcpProxy) -> Iterator[Callable[..., StompBroker]]:
     yield open_
     for broker in brokers:
         broker.close()
-
-
-MADE: set[str] = set()  # the destinations this module's tests used
-
-
-@pytest.fixture(scope="module", autouse=True)
-def queues_removed_at_the_end() -> Iterator[None]:
-    """Remove the module's queues from the shared broker once its tests (and their connections) are done."""
-    yield
-    destroy_queues(MADE.__contains__, os.environ.get("STOMP_URL") or DEFAULT_STOMP_URL)
-    MADE.clear()
-
-
-@pytest.fixture
-def destination() -> str:
-    name = f"room-{uuid.uuid4().hex[:10]}::subscription-{uuid.uuid4().hex[:10]}"
-    MADE.add(name)
-    return name
 
 
 def test_sends_and_consumers_resume_after_the_connection_is_cut(
