@@ -41,6 +41,7 @@ def job_config(master: str | None = None) -> JobConfig:
         database=database, master=master or settings.DOVECOTE_SPARK_MASTER,
         driver_memory=settings.DOVECOTE_SPARK_DRIVER_MEMORY, jars=settings.DOVECOTE_SPARK_JARS,
         partitions=settings.DOVECOTE_REPORT_PARTITIONS, fetchsize=settings.DOVECOTE_REPORT_FETCHSIZE,
+        class_archives=settings.DOVECOTE_SPARK_CLASS_ARCHIVES,
     )
 
 

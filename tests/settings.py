@@ -23,6 +23,9 @@ os.environ.setdefault("DOVECOTE_HTTPS", "false")
 # The archive goes to a temporary folder, never the checkout's var/archive
 # (tests/analytics/test_archive_*.py set their own).
 os.environ.setdefault("DOVECOTE_ARCHIVE_URL", os.path.join(tempfile.gettempdir(), "dovecote-test-archive"))
+# The Spark driver's class-data archive: one per machine for every run of the suite, out of the checkout.
+os.environ.setdefault("DOVECOTE_SPARK_CLASS_ARCHIVES",
+                      os.path.join(tempfile.gettempdir(), "dovecote-test-spark-classes"))
 
 from dovecote.settings import *  # noqa: E402, F403 - after the environment is set up above
 

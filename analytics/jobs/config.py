@@ -58,6 +58,8 @@ class JobConfig:
     # Two tasks per core; the outputs are small (Spark's default, 200, is mostly empty tasks).
     shuffle_partitions: int = 4
     percentile_accuracy: int = 10_000  # percentile_approx: rank error at most 1/accuracy of the group size
+    # A folder for the driver JVM's class-data archive (session.py's class_archive); "": none is made or used.
+    class_archives: str = ""
     overlap_s: int = 300  # how far before the last watermark an incremental run looks again
     max_ranges: int = 50  # touched hours are read as at most this many time ranges
     app_name: str = "dovecote-reports"
