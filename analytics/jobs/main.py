@@ -27,7 +27,7 @@ from analytics.jobs.archive import LAYOUT, add_report_inputs, archived_inputs, w
 from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.hours import UTC, Scope
 from analytics.jobs.session import LazySession
-from analytics.jobs.sources import QUERIES, TIMES, partition_count, read_input
+from analytics.jobs.sources import QUERIES, TIMES, partitions_for, read_input
 from analytics.jobs.store import INPUTS, Marks, Report, ReportStore, RunInProgress
 
 REPORTS = [
@@ -104,10 +104,13 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
     attempts = with_archive(hot["attempts"], archived.get("attempts")).cache()
     sends = with_archive(hot["sends"], archived.get("sends")).cache()
     expiries = with_archive(hot["expiries"], archived.get("expiries"))
+    # Counting fills the cache (every report reads it next) and sizes the percentiles' tasks by every
+    # attempt in scope, the archived ones included.
+    store.progress(run_id, 8, "reading the attempts and sends")
+    attempt_count = attempts.count()
     outputs = [
         reports.hourly(attempts, sends, expiries),
-        reports.latency(attempts, config.percentile_accuracy,
-                        max(config.shuffle_partitions, partition_count(config, ids["attempts"]))),
+        reports.latency(attempts, config.percentile_accuracy, partitions_for(config, attempt_count)),
         reports.errors(attempts),
         reports.retry_cost(attempts, sends),
     ]

@@ -117,7 +117,9 @@ def class_archive(config: JobConfig) -> Path | None:
 def promote_class_archive(dumped: Path, archive: Path) -> bool:
     """Give a dumped archive its name if a JVM starts with it (a truncated one crashes it); remove it otherwise."""
     java = java_command()
-    check = subprocess.run([java, f"-XX:SharedArchiveFile={dumped}", *QUIET_CDS.split(), "-version"],
+    # A crash writes no hs_err_pid file: the crash is the answer.
+    check = subprocess.run([java, f"-XX:SharedArchiveFile={dumped}", *QUIET_CDS.split(), "-XX:ErrorFile=/dev/null",
+                            "-XX:-CreateCoredumpFiles", "-version"],
                            capture_output=True, check=False, timeout=60) if java else None
     if check is None or check.returncode != 0:
         dumped.unlink(missing_ok=True)

@@ -79,3 +79,9 @@ def partition_count(config: JobConfig, ids: IdRange | None) -> int:
     if ids is None:
         return 1
     return max(config.partitions, -(-ids.rows // config.rows_per_partition))
+
+
+def partitions_for(config: JobConfig, rows: int) -> int:
+    """Return the shuffle partitions for aggregating `rows`: `config.shuffle_partitions`, or more so that
+    no task holds over `rows_per_partition` rows."""
+    return max(config.shuffle_partitions, -(-rows // config.rows_per_partition))
