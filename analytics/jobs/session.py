@@ -119,7 +119,7 @@ def promote_class_archive(dumped: Path, archive: Path) -> bool:
     java = java_command()
     # A crash writes no hs_err_pid file: the crash is the answer.
     check = subprocess.run([java, f"-XX:SharedArchiveFile={dumped}", *QUIET_CDS.split(), "-XX:ErrorFile=/dev/null",
-                            "-XX:-CreateCoredumpFiles", "-version"],
+                            "-XX:-CreateCoredumpOnCrash", "-version"],
                            capture_output=True, check=False, timeout=60) if java else None
     if check is None or check.returncode != 0:
         dumped.unlink(missing_ok=True)
