@@ -41,7 +41,7 @@ COPY --from=assets /assets/node_modules ./node_modules
 RUN DOVECOTE_HTTPS=false DJANGO_SECRET_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(50))') \
     DOVECOTE_SECRETS_KEY=$(python -c 'import base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())') \
     python manage.py collectstatic --no-input --verbosity 0 \
-    && mkdir -p var/metrics var/archive \
+    && mkdir -p var/metrics var/archive var/spark \
     && chown -R dovecote:dovecote var
 
 USER dovecote

@@ -159,10 +159,14 @@ class LazySession:
             archive = class_archive(self.config)
             dump = None
             if archive is not None and not archive.exists() and SparkContext._gateway is None:
-                archive.parent.mkdir(parents=True, exist_ok=True)
-                remove_abandoned_dumps(archive.parent)
-                dump = archive.with_name(f"{archive.stem}.{os.getpid()}.dump")
-                self._dumping = (dump, archive)
+                try:
+                    archive.parent.mkdir(parents=True, exist_ok=True)
+                    remove_abandoned_dumps(archive.parent)
+                except OSError as error:  # a folder it may not write: run without an archive
+                    log.warning("no class-data archive for the Spark driver in %s: %s", archive.parent, error)
+                else:
+                    dump = archive.with_name(f"{archive.stem}.{os.getpid()}.dump")
+                    self._dumping = (dump, archive)
             self.session = build_session(self.config, dump_classes_to=dump)
         return self.session
 

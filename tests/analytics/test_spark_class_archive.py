@@ -1,9 +1,9 @@
 """The Spark driver's class-data archive (analytics/jobs/session.py): made once, mapped after, never half-made.
 
 Each run below is a child Python process with its own driver JVM, as `manage.py run_reports` is: the
-first writes the archive as its JVM exits, the second must map it (the file shows in its JVM's
-/proc/PID/maps). A truncated archive (a JVM killed while writing one) must never get the name a
-JVM maps: mapping one crashes the JVM.
+first session writes the archive as its JVM exits, every later one must map it (the file shows in its
+JVM's /proc/PID/maps), in the same process or another. A truncated archive (a JVM killed while
+writing one) must never get the name a JVM maps: mapping one crashes the JVM.
 """
 
 from __future__ import annotations
@@ -29,20 +29,22 @@ from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.session import LazySession, class_archive
 
 config = JobConfig(database=Database.from_url("postgres://nobody@127.0.0.1/none"), class_archives=sys.argv[1])
-spark = LazySession(config)
-assert spark().range(1000).selectExpr("id % 7 AS k").groupBy("k").count().count() == 7
-archive = class_archive(config)
-maps = open(f"/proc/{SparkContext._gateway.proc.pid}/maps").read()
-print("mapped" if archive is not None and str(archive) in maps else "not mapped")
-spark.stop()
+for _ in range(int(sys.argv[2])):
+    spark = LazySession(config)
+    assert spark().range(1000).selectExpr("id % 7 AS k").groupBy("k").count().count() == 7
+    archive = class_archive(config)
+    maps = open(f"/proc/{SparkContext._gateway.proc.pid}/maps").read()
+    print("mapped" if archive is not None and str(archive) in maps else "not mapped")
+    spark.stop()
 """
 
 
-def run_session(folder: Path) -> str:
-    done = subprocess.run([sys.executable, "-c", RUN, str(folder)], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300, check=False)
+def run_sessions(folder: Path, sessions: int) -> list[str]:
+    """Start and stop `sessions` sessions one after the other in a new process; say of each if it mapped the archive."""
+    done = subprocess.run([sys.executable, "-c", RUN, str(folder), str(sessions)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300, check=False)
     assert done.returncode == 0, f"the run failed ({done.returncode}):\n{done.stdout}\n{done.stderr[-3000:]}"
-    return done.stdout.strip().splitlines()[-1]
+    return done.stdout.strip().splitlines()[-sessions:]
 
 
 def test_the_first_run_writes_the_archive_the_next_maps_it_and_a_truncated_one_is_never_used(tmp_path: Path) -> None:
@@ -59,10 +61,11 @@ def test_the_first_run_writes_the_archive_the_next_maps_it_and_a_truncated_one_i
     assert not abandoned.exists() and ours.exists()
     ours.unlink()
 
-    assert run_session(folder) == "not mapped"
+    # The first session writes it as its JVM ends; a second in the same process starts a new JVM, which maps it.
+    assert run_sessions(folder, 2) == ["not mapped", "mapped"]
     written = sorted(path.name for path in folder.iterdir())
     assert len(written) == 1 and written[0].endswith(".jsa"), f"the folder holds {written}"
-    assert run_session(folder) == "mapped"
+    assert run_sessions(folder, 1) == ["mapped"]
     assert sorted(path.name for path in folder.iterdir()) == written
 
     # A JVM killed while writing leaves a truncated dump: it is removed, never given the archive's name.
