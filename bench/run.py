@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_DB = os.environ.get("DOVECOTE_BENCH_DB", "dovecote_bench")
 BENCH_REDIS_DB = os.environ.get("DOVECOTE_BENCH_REDIS_DB", "9")
 GROUPS = ("batch", "single", "push", "workers", "latency", "fairness", "retry", "spark", "archive", "failover")
+OFFLINE_GROUPS = ("spark", "archive", "failover")  # offline_rows's: no delivery stack
 EXTRA_GROUPS = ("rates",)  # only with --only: latency and retry timing at other offered rates
 MEASURED = ("<!-- make bench writes from here -->", "<!-- to here -->")
 
@@ -155,9 +156,11 @@ def main() -> int:
                           processes=processes, restart_worker=restart_worker, stop_worker=stop_worker,
                           start_worker=lambda name: stack.start_worker(env, log_dir, name=name), database=BENCH_DB)
     rows: list[Row] = []
-    # Full runs measure the Spark groups last, alone, once the delivery stack has stopped; --quick, which
-    # only proves that every figure prints, runs them beside it (its figures mean nothing anyway).
-    offline = ThreadPoolExecutor(1).submit(offline_rows, env, log_dir, n, only, runs, quick) if quick else None
+    # Full runs measure the offline groups last, alone, once the delivery stack has stopped; --quick, which
+    # only proves that every figure prints, runs each beside it and the others, in a folder of its own (its
+    # figures mean nothing anyway; each group spends most of its time waiting on its own processes).
+    offline = [ThreadPoolExecutor(1).submit(offline_rows, env, folder(log_dir / group), n, only & {group}, runs, quick)
+               for group in OFFLINE_GROUPS] if quick else None
     try:
         if "batch" in only:
             raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
@@ -277,7 +280,8 @@ def main() -> int:
             process.stop()
         receiver.close()
         figures.delete_subscription_queues()
-    rows += offline.result() if offline is not None else offline_rows(env, log_dir, n, only, runs, quick)
+    rows += [row for group in offline for row in group.result()] if offline is not None else \
+        offline_rows(env, log_dir, n, only, runs, quick)
     print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
     if stack.PROFILE_DIR is not None:
         print_profiles(stack.PROFILE_DIR)
@@ -323,7 +327,7 @@ def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: se
                         f"(docs/analytics-postgres.sql)"
                         + (f"; {all_in_postgres.spark_s:.1f} s Spark with it all in PostgreSQL"
                            if all_in_postgres.spark_s else ""), "≤ PostgreSQL alone"))
-        every_s = 5.0 if quick else 30.0  # run_reports --follow's default: 30
+        every_s = 2.0 if quick else 30.0  # run_reports --follow's default: 30
         follow = figures.follow_latency(archived_env, log_dir, every_s=every_s, trials=1 if quick else 3)
         rows.append(Row(f"  event → report with `run_reports --follow --every {every_s:g}`: from 200 new messages' "
                         f"commit to a refresh started after it published, s ({len(follow.latencies_s)} writes: "
@@ -341,6 +345,11 @@ def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: se
         rows.append(Row("  sends confirmed over the failover / confirmed but never delivered (1 run)",
                         f"{takeover.confirmed} / {takeover.lost}", "—", "0 lost"))
     return rows
+
+
+def folder(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def print_profiles(directory: Path) -> None:

@@ -20,6 +20,7 @@ its own tables' Parquet the first time a report run reads it (`add_report_inputs
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -46,17 +47,24 @@ DATASETS = {
 
 
 def write_batch(spark: SparkSession, config: JobConfig, batch_id: int, path: Callable[[str], str]) -> dict[str, int]:
-    """Write the batch's rows of every dataset to `path(dataset)` (overwriting); return the rows written per dataset."""
+    """Write the batch's rows of every dataset to `path(dataset)` (overwriting); return the rows written per dataset.
+
+    Each dataset is its own Spark jobs, run side by side: a batch's jobs are small, and one after the other
+    they spent most of their time waiting on JDBC round trips and job scheduling (docs/analytics.md, measured).
+    """
     messages = MESSAGES.format(batch=int(batch_id))
-    written = {}
-    for name, query in DATASETS.items():
-        frame = jdbc(spark, config, query.format(messages=messages), "id", None).cache()
+
+    def write(name: str) -> int:
+        frame = jdbc(spark, config, DATASETS[name].format(messages=messages), "id", None).cache()
         try:
-            written[name] = frame.count()
+            rows = frame.count()
             frame.coalesce(1).write.mode("overwrite").parquet(path(name))
+            return rows
         finally:
             frame.unpersist()
-    return written
+
+    with ThreadPoolExecutor(len(DATASETS), thread_name_prefix="archive-write") as pool:
+        return dict(zip(DATASETS, pool.map(write, DATASETS), strict=True))
 
 
 # ---- the archived side of the report inputs (analytics/jobs/sources.py reads the hot side) --------
