@@ -38,15 +38,14 @@ QUIET_CDS = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 def spark_conf(config: JobConfig, driver_options: str = "") -> dict[str, str]:
     """Return the Spark settings of a report run (`driver_options`: more options for the driver's JVM)."""
-    utc = UTC_OPTION
     return {
         # Read when the driver JVM starts, so it must be set here; under spark-submit pass --driver-memory.
         "spark.driver.memory": config.driver_memory,
         # The JDBC driver as a local jar: nothing is fetched at run time (--packages fails offline).
         "spark.jars": config.jars,
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": f"{utc} {driver_options}".strip(),
-        "spark.executor.extraJavaOptions": utc,
+        "spark.driver.extraJavaOptions": f"{UTC_OPTION} {driver_options}".strip(),
+        "spark.executor.extraJavaOptions": UTC_OPTION,
         "spark.sql.shuffle.partitions": str(config.shuffle_partitions),
         # A report run reads each archive batch by its folder: list up to this many in the driver. Over
         # 32 (the default) Spark lists them in a job of its own, 1.5 s per dataset for 188 local folders.
@@ -70,17 +69,19 @@ def build_session(config: JobConfig, *, dump_classes_to: Path | None = None) -> 
     writes one there at its exit instead (LazySession.stop promotes it).
     """
     prepare_environment(config)
-    archive = class_archive(config)
-    if dump_classes_to is not None:
-        driver_options = f"-XX:ArchiveClassesAtExit={dump_classes_to} {QUIET_CDS}"
-    elif archive is not None and archive.exists():
-        driver_options = f"-XX:SharedArchiveFile={archive} {QUIET_CDS}"
-    else:
-        driver_options = ""
     builder = SparkSession.builder.master(config.master).appName(config.app_name)
-    for key, value in spark_conf(config, driver_options).items():
+    for key, value in spark_conf(config, class_data_options(config, dump_classes_to)).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def class_data_options(config: JobConfig, dump_classes_to: Path | None) -> str:
+    """Return the driver JVM's options for its class-data archive: write one to `dump_classes_to` at its exit,
+    else map the archive if there is one."""
+    if dump_classes_to is not None:
+        return f"-XX:ArchiveClassesAtExit={dump_classes_to} {QUIET_CDS}"
+    archive = class_archive(config)
+    return f"-XX:SharedArchiveFile={archive} {QUIET_CDS}" if archive is not None and archive.exists() else ""
 
 
 def prepare_environment(config: JobConfig) -> None:

@@ -78,10 +78,15 @@ def partition_count(config: JobConfig, ids: IdRange | None) -> int:
     """Return `config.partitions`, or more when each would hold over `rows_per_partition` rows."""
     if ids is None:
         return 1
-    return max(config.partitions, -(-ids.rows // config.rows_per_partition))
+    return max(config.partitions, tasks_for(config, ids.rows))
 
 
 def partitions_for(config: JobConfig, rows: int) -> int:
     """Return the shuffle partitions for aggregating `rows`: `config.shuffle_partitions`, or more so that
     no task holds over `rows_per_partition` rows."""
-    return max(config.shuffle_partitions, -(-rows // config.rows_per_partition))
+    return max(config.shuffle_partitions, tasks_for(config, rows))
+
+
+def tasks_for(config: JobConfig, rows: int) -> int:
+    """Return the fewest tasks that hold `rows` with none over `config.rows_per_partition`."""
+    return -(-rows // config.rows_per_partition)
