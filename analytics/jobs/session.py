@@ -129,6 +129,7 @@ def promote_class_archive(dumped: Path, archive: Path) -> bool:
     for other in archive.parent.glob("driver-*.jsa"):
         if other != archive:  # another Java's or Spark's: never mapped again
             other.unlink(missing_ok=True)
+    remove_abandoned_dumps(archive.parent)  # a run killed while it dumped beside this one
     return True
 
 

@@ -9,6 +9,7 @@ writing one) must never get the name a JVM maps: mapping one crashes the JVM.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,8 +67,17 @@ def test_the_first_run_writes_the_archive_the_next_maps_it_and_a_truncated_one_i
     written = sorted(path.name for path in folder.iterdir())
     assert len(written) == 1 and written[0].endswith(".jsa"), f"the folder holds {written}"
 
-    # A JVM killed while writing leaves a truncated dump: it is removed, never given the archive's name.
+    # A whole dump is promoted, and a dump abandoned beside it (a run killed while it wrote one) removed.
     whole = folder / written[0]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / abandoned.name).write_bytes(b"half")
+    dumped = other / "driver-0123456789abcdef.1.dump"
+    shutil.copyfile(whole, dumped)
+    assert promote_class_archive(dumped, other / "driver-0123456789abcdef.jsa") is True
+    assert sorted(path.name for path in other.iterdir()) == ["driver-0123456789abcdef.jsa"]
+
+    # A JVM killed while writing leaves a truncated dump: it is removed, never given the archive's name.
     truncated = tmp_path / "driver-0123456789abcdef.1.dump"
     truncated.write_bytes(whole.read_bytes()[: whole.stat().st_size // 3])
     target = tmp_path / "driver-0123456789abcdef.jsa"
