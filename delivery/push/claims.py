@@ -233,10 +233,14 @@ def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
     for subscription_id, report in reports.items():
         alike[(report.sized_for, report.hot)].append(subscription_id)
     mine = PushClaim.objects.filter(token=engine_token)
+    until = timezone.now() + CLAIM_TTL
+    # Each claim row is written once. PostgreSQL checks the foreign key of a row the transaction writes a
+    # second time at COMMIT (key share on the subscription's row): that waited for a subscription's delete
+    # holding the row (delivery/actions.py) while the delete waited for this claim, a deadlock.
     with transaction.atomic():
-        mine.update(until=timezone.now() + CLAIM_TTL, hot=False)
+        mine.exclude(subscription_id__any_of=list(reports)).update(until=until, hot=False)
         for (sized_for, hot), subscription_ids in alike.items():
-            mine.filter(subscription_id__any_of=subscription_ids).update(sized_for=sized_for, hot=hot)
+            mine.filter(subscription_id__any_of=subscription_ids).update(until=until, sized_for=sized_for, hot=hot)
     return _held(engine_token, list(mine.values_list("subscription_id", flat=True)),
                  known={subscription_id: report.version for subscription_id, report in reports.items()})
 

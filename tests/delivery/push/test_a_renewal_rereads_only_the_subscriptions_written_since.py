@@ -6,13 +6,14 @@ sessions. The row versions are PostgreSQL's: any write counts, whoever makes it.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models.signals import post_init
 from django.utils import timezone
 
@@ -144,5 +145,34 @@ def test_a_renewal_binds_its_subscriptions_as_one_array_however_many() -> None:
     assert sorted(renewed) == sorted(s.pk for s in subscriptions)
     assert sum(h.subscription is not None for h in renewed.values()) == 60
     assert {h.share for h in renewed.values()} == {4, 10}, "each still sees its own max_in_flight"
-    assert max(count for _, count in statements) <= 4, [
-        (sql[:120], count) for sql, count in statements if count > 4]
+    # Each statement's parameters: its values, the engine's token and ONE array, however many subscriptions.
+    assert max(count for _, count in statements) <= 5, [
+        (sql[:120], count) for sql, count in statements if count > 5]
+
+
+def test_a_renewal_commits_while_a_subscriptions_delete_holds_its_row() -> None:
+    """A renewal wrote each claim twice in one transaction, so PostgreSQL checked the claims' foreign key at
+    COMMIT, waiting for the subscription's row: a delete holding it (and then waiting for the claim) deadlocked."""
+    room = make_room()
+    subscriptions = [make_subscription(room, max_in_flight=8) for _ in range(3)]
+    engine = uuid.uuid4().hex
+    held = adopted(subscriptions, engine)
+    renewed = threading.Event()
+
+    def renew() -> None:
+        try:
+            claims.renew(engine, {pk: claims.Report(sized_for=2, hot=True, version=h.version)
+                                  for pk, h in list(held.items())[:2]})
+            renewed.set()
+        finally:
+            connection.close()
+
+    with transaction.atomic():  # as delivery/actions.py delete_subscription holds it before deleting the claims
+        list(Subscription.objects.select_for_update().filter(pk=subscriptions[0].pk).values_list("pk", flat=True))
+        thread = threading.Thread(target=renew)
+        thread.start()
+        committed = renewed.wait(60)
+    thread.join()
+    assert committed, "the renewal waited for the subscription's row lock"
+    rows = sorted(PushClaim.objects.filter(token=engine).values_list("subscription_id", "sized_for", "hot"))
+    assert rows == sorted([(pk, 2, True) for pk in list(held)[:2]] + [(list(held)[2], 1, False)]), rows
