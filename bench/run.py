@@ -159,8 +159,9 @@ def main() -> int:
     # Full runs measure the offline groups last, alone, once the delivery stack has stopped; --quick, which
     # only proves that every figure prints, runs each beside it and the others, in a folder of its own (its
     # figures mean nothing anyway; each group spends most of its time waiting on its own processes).
-    offline = [ThreadPoolExecutor(1).submit(offline_rows, env, folder(log_dir / group), n, only & {group}, runs, quick)
-               for group in OFFLINE_GROUPS] if quick else None
+    beside = ThreadPoolExecutor(len(OFFLINE_GROUPS), thread_name_prefix="offline") if quick else None
+    offline = [beside.submit(offline_rows, env, folder(log_dir / group), n, only & {group}, runs, quick)
+               for group in OFFLINE_GROUPS] if beside is not None else None
     try:
         if "batch" in only:
             raw = repeat(runs, lambda: figures.raw_stomp_sends(ctx, n["stomp"]))
@@ -282,6 +283,8 @@ def main() -> int:
         figures.delete_subscription_queues()
     rows += [row for group in offline for row in group.result()] if offline is not None else \
         offline_rows(env, log_dir, n, only, runs, quick)
+    if beside is not None:
+        beside.shutdown()
     print_and_save(rows, quick, partial=only != set(GROUPS), runs=1 if only <= set(EXTRA_GROUPS) else runs)
     if stack.PROFILE_DIR is not None:
         print_profiles(stack.PROFILE_DIR)
