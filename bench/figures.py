@@ -173,6 +173,38 @@ def raw_stomp_sends(ctx: Context, n: int) -> float:
     return n / elapsed
 
 
+def lone_receipts(ctx: Context, rate: float, seconds: float) -> tuple[float, float]:
+    """Reference: one persistent SEND at a time at `rate` per second, open loop; SEND → its RECEIPT p50 and p99 ms.
+
+    The broker's own share of a delivery's "row → receipt" step: its journal write at the offered rate.
+    """
+    url = urlsplit(ctx.stomp_url)
+    receipts: dict[str, float] = {}
+
+    class Listener(stomp.ConnectionListener):
+        def on_receipt(self, frame: stomp.utils.Frame) -> None:
+            receipts[frame.headers["receipt-id"]] = time.monotonic()
+
+    conn = stomp.Connection12([(url.hostname, url.port)], auto_decode=False)
+    conn.set_listener("bench", Listener())
+    conn.connect(url.username, url.password, wait=True)
+    destination = f"bench-raw::bench-lone-{uuid.uuid4().hex}"
+    body = b"x" * 1000
+    sent: dict[str, float] = {}
+    started = time.monotonic()
+    for i in range(int(rate * seconds)):
+        time.sleep(max(0.0, started + i / rate - time.monotonic()))
+        sent[f"r{i}"] = time.monotonic()
+        conn.send(destination, body, headers={"persistent": "true", "receipt": f"r{i}", "destination-type": "ANYCAST"})
+    complete = wait_until(lambda: len(receipts) >= len(sent), timeout=30)
+    conn.disconnect()
+    delete_queue(destination)
+    if not complete:
+        raise RuntimeError(f"{len(sent) - len(receipts)} of {len(sent)} receipts never came")
+    waits = [(receipts[rid] - at) * 1000 for rid, at in sent.items()]
+    return percentile(waits, 50), percentile(waits, 99)
+
+
 def batch_publish(ctx: Context, n: int) -> float:
     """Messages/s through the batch API until every broker receipt is in (all deliveries `queued`)."""
     room_id = make_room(ctx)

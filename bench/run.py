@@ -232,10 +232,13 @@ def main() -> int:
                                 target))
                 stages = {name: statistics.median(r.stages_ms.get(name, 0.0) for r in fast)
                           for name in fast[0].stages_ms}
+                lone = figures.lone_receipts(ctx, rate, n["latency_s"] / 2)
                 rows.append(Row(f"  at {rate} msg/s: publish round trip (request → 202) p99 ms; median ms of each "
                                 "step of a delivery (bench/figures.py delivery_stages)",
                                 f"{fmt(figures.summary([r.round_trip_p99_ms for r in fast]), digits=1)}",
-                                "; ".join(f"{name} {value:.1f}" for name, value in stages.items()),
+                                "; ".join(f"{name} {value:.1f}" for name, value in stages.items())
+                                + f"; the broker alone, a persistent SEND → its RECEIPT at {rate}/s (1 run): "
+                                f"p50 {lone[0]:.1f}, p99 {lone[1]:.1f}",
                                 "round trip p99 < 20" if rate == 200 else ""))
             slow = figures.open_loop_latency(ctx, 10, 3 * n["latency_s"], quiet_s=n["quiet_s"])
             quiet = f"({3 * n['latency_s']} s, after {n['quiet_s']} s quiet)"
