@@ -113,7 +113,8 @@ def _run(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
 
     Django's cursors bind parameters on the client, quoting every array into the statement's text, and
     PostgreSQL parses and plans that text each time; here the arrays go as parameters of a statement
-    prepared once per connection. Errors are Django's, as from its own cursors.
+    prepared once per connection (which needs the connection's `prepare_threshold`, dovecote/settings.py:
+    Django's default, None, turns `prepare=True` into a no-op). Errors are Django's, as from its own cursors.
     """
     connection.ensure_connection()
     with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:

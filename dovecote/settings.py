@@ -134,6 +134,11 @@ if DATABASE_URL:
     if not DATABASE_URL.startswith(("postgres://", "postgresql://")):
         raise ConfigError(f"DATABASE_URL={DATABASE_URL!r} must be a postgres:// or postgresql:// URL")
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    # Django turns psycopg's prepared statements off (prepare_threshold None), which made the publish
+    # path's `prepare=True` (delivery/rows.py `_run`) a no-op: PostgreSQL parsed and planned its statements
+    # at every execution. With a threshold those are prepared once per connection; the ORM's queries are
+    # not (Django binds their parameters on the client, and client-side cursors never prepare).
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 else:
     DATABASES = {
         "default": {

@@ -102,6 +102,7 @@ class Ledger:
         params.pop("cursor_factory", None)
         params.pop("context", None)
         params.pop("server_side_binding", None)
+        params.pop("prepare_threshold", None)  # psycopg's, not a libpq keyword: its default (5) applies here
         return cls(psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v not in (None, "")}))
 
     async def claim_fresh(self, claims: list[FreshClaim]) -> list[Claimed | None]:
