@@ -147,18 +147,25 @@ def run_tool(*args: str, timeout: float = 300) -> str:
 
 # ---- publish -----------------------------------------------------------------------------------
 
-def raw_stomp_sends(ctx: Context, n: int) -> float:
-    """Reference: stomp.py persistent sends to the same broker, all frames then all receipts."""
+def raw_connection(ctx: Context, on_receipt: Callable[[str], None]) -> stomp.Connection12:
+    """A plain stomp.py connection to the run's broker, outside Dovecote's broker layer; each receipt's id goes to
+    `on_receipt`."""
     url = urlsplit(ctx.stomp_url)
-    receipts = threading.Semaphore(0)
 
     class Listener(stomp.ConnectionListener):
         def on_receipt(self, frame: stomp.utils.Frame) -> None:
-            receipts.release()
+            on_receipt(frame.headers["receipt-id"])
 
     conn = stomp.Connection12([(url.hostname, url.port)], auto_decode=False)
     conn.set_listener("bench", Listener())
     conn.connect(url.username, url.password, wait=True)
+    return conn
+
+
+def raw_stomp_sends(ctx: Context, n: int) -> float:
+    """Reference: stomp.py persistent sends to the same broker, all frames then all receipts."""
+    receipts = threading.Semaphore(0)
+    conn = raw_connection(ctx, lambda _: receipts.release())
     destination = f"bench-raw::bench-raw-{uuid.uuid4().hex}"
     body = b"x" * 1000
     started = time.monotonic()
@@ -178,16 +185,8 @@ def lone_receipts(ctx: Context, rate: float, seconds: float) -> tuple[float, flo
 
     The broker's own share of a delivery's "row → receipt" step: its journal write at the offered rate.
     """
-    url = urlsplit(ctx.stomp_url)
     receipts: dict[str, float] = {}
-
-    class Listener(stomp.ConnectionListener):
-        def on_receipt(self, frame: stomp.utils.Frame) -> None:
-            receipts[frame.headers["receipt-id"]] = time.monotonic()
-
-    conn = stomp.Connection12([(url.hostname, url.port)], auto_decode=False)
-    conn.set_listener("bench", Listener())
-    conn.connect(url.username, url.password, wait=True)
+    conn = raw_connection(ctx, lambda receipt: receipts.__setitem__(receipt, time.monotonic()))
     destination = f"bench-raw::bench-lone-{uuid.uuid4().hex}"
     body = b"x" * 1000
     sent: dict[str, float] = {}
