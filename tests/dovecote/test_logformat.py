@@ -6,7 +6,7 @@ import sys
 
 from opentelemetry import trace
 
-from dovecote.logformat import JsonFormatter, KeyValueFormatter
+from dovecote.logformat import JsonFormatter, KeyValueFormatter, gather_only_what_is_written
 
 
 def test_log_lines_carry_the_correlation_id_and_delivery_fields() -> None:
@@ -82,3 +82,22 @@ def test_the_trace_of_the_current_span_is_in_both_formats() -> None:
         assert json.loads(JsonFormatter().format(record_with("x")))["trace_id"] == f"{0x1234:032x}"
         assert f"trace_id={0x1234:032x} span_id={0x5678:016x}" in KeyValueFormatter().format(record_with("x"))
     assert "trace_id" not in KeyValueFormatter().format(record_with("x"))
+
+
+def test_the_timestamp_made_once_a_second_is_the_one_logging_would_make() -> None:
+    stock, ours = logging.Formatter(), KeyValueFormatter()
+    for created in (1_700_000_000.123, 1_700_000_000.987, 1_700_000_001.5, 1_699_999_999.0, 1_700_000_000.4):
+        record = record_with("x")
+        record.created, record.msecs = created, int(created % 1 * 1000)
+        assert ours.formatTime(record) == stock.formatTime(record)
+        assert JsonFormatter().formatTime(record) == stock.formatTime(record)
+    record.created = 1_700_000_000.4
+    assert ours.formatTime(record, "%Y") == stock.formatTime(record, "%Y")
+
+
+def test_records_no_longer_gather_what_no_formatter_writes() -> None:
+    gather_only_what_is_written()
+    record = logging.getLogger("delivery.push").makeRecord("delivery.push", logging.INFO, "(unknown file)", 0,
+                                                           "x", (), None)
+    assert (record.threadName, record.processName, record.process) == (None, None, None)
+    assert KeyValueFormatter().format(record).startswith("ts=")
