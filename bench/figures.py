@@ -6,6 +6,7 @@ import contextlib
 import functools
 import itertools
 import json
+import os
 import re
 import shutil
 import statistics
@@ -23,6 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import psycopg
 import stomp
 
 from bench.receiver import Arrival, ReceiverClient
@@ -201,6 +203,25 @@ def lone_receipts(ctx: Context, rate: float, seconds: float) -> tuple[float, flo
     if not complete:
         raise RuntimeError(f"{len(sent) - len(receipts)} of {len(sent)} receipts never came")
     waits = [(receipts[rid] - at) * 1000 for rid, at in sent.items()]
+    return percentile(waits, 50), percentile(waits, 99)
+
+
+def lone_round_trips(rate: float, seconds: float) -> tuple[float, float]:
+    """Reference: PostgreSQL's `SELECT 1` once every 1/`rate` s, open loop; its round trip p50 and p99 ms.
+
+    The cost of one hop between two processes at that rate, with no work in it: a process that slept
+    since the last message wakes slowly on this VM (a vCPU that halted waits for the host), so every
+    hop of a delivery (web, PostgreSQL, broker, worker, receiver) pays it.
+    """
+    waits: list[float] = []
+    with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as conn:
+        conn.execute("SELECT 1")
+        started = time.monotonic()
+        for i in range(int(rate * seconds)):
+            time.sleep(max(0.0, started + i / rate - time.monotonic()))
+            sent = time.monotonic()
+            conn.execute("SELECT 1")
+            waits.append((time.monotonic() - sent) * 1000)
     return percentile(waits, 50), percentile(waits, 99)
 
 

@@ -233,18 +233,23 @@ def main() -> int:
                 stages = {name: statistics.median(r.stages_ms.get(name, 0.0) for r in fast)
                           for name in fast[0].stages_ms}
                 lone = figures.lone_receipts(ctx, rate, n["latency_s"] / 2)
+                hop = figures.lone_round_trips(rate, n["latency_s"] / 2)
                 rows.append(Row(f"  at {rate} msg/s: publish round trip (request → 202) p99 ms; median ms of each "
                                 "step of a delivery (bench/figures.py delivery_stages)",
                                 f"{fmt(figures.summary([r.round_trip_p99_ms for r in fast]), digits=1)}",
                                 "; ".join(f"{name} {value:.1f}" for name, value in stages.items())
                                 + f"; the broker alone, a persistent SEND → its RECEIPT at {rate}/s (1 run): "
-                                f"p50 {lone[0]:.1f}, p99 {lone[1]:.1f}",
+                                f"p50 {lone[0]:.1f}, p99 {lone[1]:.1f}; one hop with no work, PostgreSQL's "
+                                f"SELECT 1 at {rate}/s (1 run): p50 {hop[0]:.2f}, p99 {hop[1]:.2f}",
                                 "round trip p99 < 20" if rate == 200 else ""))
             slow = figures.open_loop_latency(ctx, 10, 3 * n["latency_s"], quiet_s=n["quiet_s"])
+            hop = figures.lone_round_trips(10, n["latency_s"])
             quiet = f"({3 * n['latency_s']} s, after {n['quiet_s']} s quiet)"
             rows.append(Row(f"  at 10 msg/s {quiet}, p50 / p99 ms (1 run)",
                             f"{slow.p50_ms:.1f} / {slow.p99_ms:.1f}", f"{slow.on_time:.0%} left on time; "
-                            + "; ".join(f"{name} {value:.1f}" for name, value in slow.stages_ms.items()),
+                            + "; ".join(f"{name} {value:.1f}" for name, value in slow.stages_ms.items())
+                            + f"; one hop with no work, PostgreSQL's SELECT 1 at 10/s: p50 {hop[0]:.2f}, "
+                            f"p99 {hop[1]:.2f}",
                             "p99 < 100"))
         if "fairness" in only:
             spread = repeat(runs, lambda: figures.fanout(ctx, n["fanout"], 0.1, n["fanout_publishes"], 0.5))
