@@ -90,10 +90,10 @@ def gather_only_what_is_written() -> None:
     """Have logging leave out of every record what neither formatter writes (the logging HOWTO's "Optimization").
 
     By default each record looks up its caller's file, line and function (walking the stack), and
-    its thread's, process's and asyncio task's names. Neither formatter writes any of them, and on
-    the publish path, where a web process writes two records per request (granian's access line and
-    delivery.publish's), they were a third of the cost of a record. (pytest's captured logs leave
-    out the file and line for the same reason: pyproject.toml's log_format.)
+    its thread's, process's and asyncio task's names. Neither formatter writes any of them; a web
+    process writes two records per publish (granian's access line and delivery.publish's), and these
+    lookups with the timestamp formatted anew were 23–38 % of a record's cost (docs/benchmarks.md).
+    (pytest's captured logs leave out the file and line for the same reason: pyproject.toml's log_format.)
     """
     logging._srcfile = None  # the caller's file, line and function
     logging.logThreads = False
