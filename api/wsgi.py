@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from dovecote.wsgi import application as django_application
 from api.publish_lane import PublishLane
-from dovecote.web import route_stop_signals
+from dovecote.logformat import write_from_one_thread
+from dovecote.web import WsgiApp, route_stop_signals, with_access_log
 
 application = PublishLane(django_application)
 
 
-def worker_application() -> PublishLane:
-    """The application of one bin/web worker: granian calls this in the worker before it starts serving."""
+def worker_application() -> WsgiApp:
+    """The application of one bin/web worker, with its access log: granian calls this in the worker before it serves."""
     route_stop_signals()  # before granian starts its threads, so that they inherit the blocked signals
-    return application
+    write_from_one_thread()  # its request threads' log records (dovecote/logformat.py)
+    return with_access_log(application)

@@ -9,15 +9,23 @@ When a trace is being recorded (dovecote/tracing.py), its trace and span ids are
 Every line a process writes is such a record: Python's warnings are logged (`configure`, Django's
 LOGGING_CONFIG), granian's own and access logs use these formatters (dovecote/web.py),
 and Celery's notices go through them too (dovecote/celery.py; its banners are off in json mode, bin/).
+
+Records are written by this module's `StreamHandler` and `FileHandler`: in the thread that logs, as
+logging's own do, or, once a process calls `write_from_one_thread` (the web, whose sixteen request
+threads each write two records per publish), by one writer thread for them all.
 """
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import logging.config
 import re
+import sys
+import threading
 import time
+import traceback
 from typing import Any
 
 from opentelemetry import trace
@@ -103,13 +111,145 @@ def gather_only_what_is_written() -> None:
 
 
 def context(record: logging.LogRecord) -> dict[str, object]:
-    """The record's delivery fields that are set, and the current trace's ids when one is recorded."""
+    """The record's delivery fields that are set, and the ids of the trace recorded when it was made, if any."""
     fields = {name: value for name in CONTEXT_FIELDS if (value := getattr(record, name, None)) is not None}
-    span = trace.get_current_span().get_span_context()
+    span = record.__dict__.get(SPAN_ATTRIBUTE) or trace.get_current_span().get_span_context()
     if span.is_valid:
         fields["trace_id"] = f"{span.trace_id:032x}"
         fields["span_id"] = f"{span.span_id:016x}"
     return fields
+
+
+# ---- writing the records ---------------------------------------------------------------------------
+
+FLUSH_WAIT_S = 5.0  # how long a handler's flush (logging's, at exit) waits for the writer thread
+SPAN_ATTRIBUTE = "_dovecote_span"  # the span current where a record was made, when another thread formats it
+
+
+class _Writer:
+    """One thread that formats and writes the records of every handler below, in batches: one write a batch.
+
+    In a process whose many threads each write a record now and then (the web's request threads: granian's
+    access line, delivery.publish's), each thread writing its own record under its handler's lock made
+    them queue on that lock and hand the GIL back and forth around each write: 90 µs a record with 16
+    threads busy, where making the record and handing it over costs 40 (docs/benchmarks.md, "The web's log
+    lines"). A thread that logs still makes the record and its message (%-formatting its arguments, so
+    nothing they refer to can change before it is written) and notes its trace; formatting, escaping and
+    writing happen here, GATHER_S after the first record of a batch (so a thread that logs wakes this one
+    at most once a batch, not once a record). `flush` (logging's, at exit) waits until all are written.
+    A process killed meanwhile loses what it had not written, as a killed process loses its buffers.
+    """
+
+    GATHER_S = 0.01
+
+    def __init__(self) -> None:
+        self.records: collections.deque[tuple[_OneWriterMixin, logging.LogRecord]] = collections.deque()
+        self.wake = threading.Event()
+        self.writing = False
+        self.thread = threading.Thread(target=self._run, name="log-writer", daemon=True)
+        self.thread.start()
+
+    def put(self, handler: _OneWriterMixin, record: logging.LogRecord) -> None:
+        self.records.append((handler, record))
+        if not self.wake.is_set():  # an attribute read: the Event's lock only for the first record of a batch
+            self.wake.set()
+
+    def wait_written(self, timeout: float) -> None:
+        """Return once every record put so far is written, or after `timeout` s."""
+        deadline = time.monotonic() + timeout
+        self.wake.set()
+        while (self.records or self.writing) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def _run(self) -> None:
+        while True:
+            self.wake.wait()
+            time.sleep(self.GATHER_S)
+            self.writing = True  # before the wake is cleared: wait_written never sees neither
+            self.wake.clear()  # before taking the records: one put after this wakes the next batch
+            batch = []
+            while self.records:
+                batch.append(self.records.popleft())
+            try:
+                self._write(batch)
+            except Exception:  # noqa: BLE001 - this thread must outlive any record
+                traceback.print_exc(file=sys.stderr)
+            finally:
+                self.writing = False
+
+    @staticmethod
+    def _write(batch: list[tuple[_OneWriterMixin, logging.LogRecord]]) -> None:
+        lines: dict[_OneWriterMixin, list[str]] = {}
+        for handler, record in batch:
+            try:
+                lines.setdefault(handler, []).append(handler.format(record) + handler.terminator)
+            except Exception:  # noqa: BLE001 - logging's rule: a record that cannot be written is reported, never raised
+                handler.handleError(record)
+        for handler, texts in lines.items():
+            handler.write_lines("".join(texts), batch[-1][1])
+
+
+_writer: _Writer | None = None
+_writer_lock = threading.Lock()
+
+
+def write_from_one_thread() -> None:
+    """From now on, this process's handlers of this module hand their records to one writer thread (_Writer)."""
+    global _writer
+    with _writer_lock:
+        if _writer is None:
+            _writer = _Writer()
+
+
+class _OneWriterMixin(logging.StreamHandler):
+    def handle(self, record: logging.LogRecord) -> bool:
+        writer = _writer
+        if writer is None:
+            return super().handle(record)
+        passed = self.filter(record)
+        if isinstance(passed, logging.LogRecord):
+            record = passed
+        if passed:
+            record.msg, record.args = record.getMessage(), None
+            span = trace.get_current_span().get_span_context()
+            if span.is_valid:
+                setattr(record, SPAN_ATTRIBUTE, span)
+            writer.put(self, record)
+        return bool(passed)
+
+    def write_lines(self, text: str, record: logging.LogRecord) -> None:
+        """Write formatted lines as emit writes one (the writer thread's: the only one writing in its process).
+
+        Not under the handler's lock: logging's shutdown holds it while it calls `flush`, which waits for this.
+        """
+        try:
+            stream = self._writable_stream()
+            stream.write(text)
+            stream.flush()
+        except Exception:  # noqa: BLE001 - as emit: reported, never raised
+            self.handleError(record)
+
+    def _writable_stream(self) -> Any:
+        return self.stream
+
+    def flush(self) -> None:
+        writer = _writer
+        if writer is not None and threading.current_thread() is not writer.thread:
+            writer.wait_written(FLUSH_WAIT_S)
+        super().flush()
+
+
+class StreamHandler(_OneWriterMixin):
+    """logging's StreamHandler, its records written by one thread after `write_from_one_thread`."""
+
+
+class FileHandler(_OneWriterMixin, logging.FileHandler):
+    """logging's FileHandler, its records written by one thread after `write_from_one_thread`."""
+
+    def _writable_stream(self) -> Any:
+        if self.stream is None:  # opened on the first record (delay), or closed and written to again, as emit does
+            self.stream = self._open()
+        return self.stream
 
 
 def _escape(value: str) -> str:

@@ -397,7 +397,7 @@ LOGGING = {
         "keyvalue": {"()": "dovecote.logformat.KeyValueFormatter"},
         "json": {"()": "dovecote.logformat.JsonFormatter"},
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": LOG_FORMAT}},
+    "handlers": {"console": {"class": "dovecote.logformat.StreamHandler", "formatter": LOG_FORMAT}},
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         "dovecote": {"level": LOG_LEVEL},
