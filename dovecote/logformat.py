@@ -129,15 +129,16 @@ SPAN_ATTRIBUTE = "_dovecote_span"  # the span current where a record was made, w
 class _Writer:
     """One thread that formats and writes the records of every handler below, in batches: one write a batch.
 
-    In a process whose many threads each write a record now and then (the web's request threads: granian's
+    In a process whose many threads each write a record now and then (the web's request threads: the
     access line, delivery.publish's), each thread writing its own record under its handler's lock made
-    them queue on that lock and hand the GIL back and forth around each write: 90 µs a record with 16
-    threads busy, where making the record and handing it over costs 40 (docs/benchmarks.md, "The web's log
-    lines"). A thread that logs still makes the record and its message (%-formatting its arguments, so
-    nothing they refer to can change before it is written) and notes its trace; formatting, escaping and
-    writing happen here, GATHER_S after the first record of a batch (so a thread that logs wakes this one
-    at most once a batch, not once a record). `flush` (logging's, at exit) waits until all are written.
-    A process killed meanwhile loses what it had not written, as a killed process loses its buffers.
+    them wait on that lock and hand the GIL back and forth around each write: with 16 threads busy, a
+    record cost their process 85 µs of CPU written so, 40 handed to one writer (docs/benchmarks.md, "The
+    web's log records"). A thread that logs still makes the record and its message (%-formatting its
+    arguments, so nothing they refer to can change before it is written) and notes its trace; formatting,
+    escaping and writing happen here, every GATHER_S while records come. A thread that logs wakes this
+    one only after a quiet spell, not once a record: waking a sleeping thread cost more than the write.
+    `flush` (logging's, at exit) waits until all are written. A process killed meanwhile loses what it had
+    not written, as a killed process loses what its buffers held.
     """
 
     GATHER_S = 0.01
@@ -164,18 +165,27 @@ class _Writer:
     def _run(self) -> None:
         while True:
             self.wake.wait()
-            time.sleep(self.GATHER_S)
-            self.writing = True  # before the wake is cleared: wait_written never sees neither
-            self.wake.clear()  # before taking the records: one put after this wakes the next batch
+            while self._write_a_batch():  # every GATHER_S while there are records, without being woken
+                pass
+
+    def _write_a_batch(self) -> bool:
+        """Write the records put by GATHER_S from now; False, with `wake` cleared, when there were none."""
+        time.sleep(self.GATHER_S)
+        self.writing = True
+        try:
             batch = []
             while self.records:
                 batch.append(self.records.popleft())
-            try:
-                self._write(batch)
-            except Exception:  # noqa: BLE001 - this thread must outlive any record
-                traceback.print_exc(file=sys.stderr)
-            finally:
-                self.writing = False
+            if not batch:
+                self.wake.clear()  # idle: the next put wakes this thread
+                return bool(self.records)  # one put just before the clear, which saw the wake still set
+            self._write(batch)
+            return True
+        except Exception:  # noqa: BLE001 - this thread must outlive any record
+            traceback.print_exc(file=sys.stderr)
+            return True
+        finally:
+            self.writing = False
 
     @staticmethod
     def _write(batch: list[tuple[_OneWriterMixin, logging.LogRecord]]) -> None:

@@ -2,8 +2,12 @@ from __future__ import annotations
 
 import json
 import logging
+import re
+import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from opentelemetry import trace
 
 from dovecote.logformat import JsonFormatter, KeyValueFormatter, gather_only_what_is_written
@@ -101,3 +105,88 @@ def test_records_no_longer_gather_what_no_formatter_writes() -> None:
                                                            "x", (), None)
     assert (record.threadName, record.processName, record.process) == (None, None, None)
     assert KeyValueFormatter().format(record).startswith("ts=")
+
+
+# A process whose threads hand their records to one writer (dovecote/logformat.py write_from_one_thread), as
+# bin/web's workers do: run apart, since the switch is for the whole process.
+ONE_WRITER_SCRIPT = r"""
+import logging, sys, threading
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from dovecote.logformat import FileHandler, KeyValueFormatter, gather_only_what_is_written, write_from_one_thread
+
+gather_only_what_is_written()
+handler = FileHandler(sys.argv[1])
+handler.setFormatter(KeyValueFormatter())
+log = logging.getLogger("probe")
+log.addHandler(handler)
+log.setLevel(logging.INFO)
+log.propagate = False
+write_from_one_thread()
+trace.set_tracer_provider(TracerProvider())
+
+def lines_of(thread):
+    for i in range(500):
+        changing = [i]
+        log.info("thread %d record %d of %s", thread, i, changing)
+        changing.append("changed after the record was made")
+
+threads = [threading.Thread(target=lines_of, args=(t,)) for t in range(16)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+with trace.get_tracer("probe").start_as_current_span("traced") as span:
+    log.info("in a span")
+    print(f"{span.get_span_context().trace_id:032x}")
+try:
+    raise ValueError("boom")
+except ValueError:
+    log.exception("failed")
+# no flush: logging's own at exit must write what the writer thread has not yet
+"""
+
+
+def test_one_writer_thread_writes_every_record_of_every_thread_in_order_before_exit(tmp_path: Path) -> None:
+    path = tmp_path / "lines.log"
+    done = subprocess.run([sys.executable, "-c", ONE_WRITER_SCRIPT, str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    text = path.read_text()
+    lines = text.splitlines()
+    records = [line for line in lines if line.startswith("ts=")]
+    assert len(records) == 16 * 500 + 2, (len(records), lines[-5:])
+    for thread in range(16):
+        numbers = [int(m.group(1)) for line in records
+                   if (m := re.search(rf'msg="thread {thread} record (\d+) of \[\d+\]"', line))]
+        assert numbers == list(range(500)), (thread, numbers[:20])  # all, in the order made, the message as made
+    assert "changed after" not in text
+    traced = [line for line in records if 'msg="in a span"' in line]
+    assert traced and f"trace_id={done.stdout.strip()}" in traced[0], (traced, done.stdout)  # the logging thread's span
+    assert 'msg=failed' in text and "  | ValueError: boom" in text, lines[-6:]
+
+
+def test_the_access_line_says_the_status_and_a_failed_request_is_logged_500(caplog: pytest.LogCaptureFixture) -> None:
+    from dovecote.web import AccessLog
+
+    def answers(environ, start_response):
+        start_response("202 Accepted", [])
+        return [b"{}"]
+
+    def fails(environ, start_response):
+        raise RuntimeError("the view failed")
+
+    environ = {"REMOTE_ADDR": "10.0.0.9", "REQUEST_METHOD": "POST", "PATH_INFO": "/api/v1/rooms/3/messages/",
+               "SERVER_PROTOCOL": "HTTP/1.1", "QUERY_STRING": "secret=1"}
+    caplog.set_level(logging.INFO, logger="granian.access")
+    assert AccessLog(answers)(dict(environ), lambda status, headers, *exc: None) == [b"{}"]
+    try:
+        AccessLog(fails)(dict(environ), lambda status, headers, *exc: None)
+    except RuntimeError:
+        pass
+    else:
+        raise AssertionError("AccessLog swallowed the application's error")
+    messages = [r.getMessage() for r in caplog.records if r.name == "granian.access"]
+    assert [m.rpartition(" ")[0] for m in messages] == ['10.0.0.9 "POST /api/v1/rooms/3/messages/ HTTP/1.1" 202',
+                                                        '10.0.0.9 "POST /api/v1/rooms/3/messages/ HTTP/1.1" 500']
+    assert all(re.fullmatch(r"\d+\.\dms", m.rpartition(" ")[2]) for m in messages), messages
