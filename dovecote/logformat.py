@@ -21,6 +21,7 @@ import collections
 import json
 import logging
 import logging.config
+import multiprocessing.util
 import re
 import sys
 import threading
@@ -204,11 +205,17 @@ _writer_lock = threading.Lock()
 
 
 def write_from_one_thread() -> None:
-    """From now on, this process's handlers of this module hand their records to one writer thread (_Writer)."""
+    """From now on, this process's handlers of this module hand their records to one writer thread (_Writer).
+
+    What it has not written when the process ends is written first: logging's shutdown (an atexit hook)
+    flushes the handlers, and a process multiprocessing forked (granian's workers) runs no atexit hook
+    but multiprocessing's own finalizers.
+    """
     global _writer
     with _writer_lock:
         if _writer is None:
             _writer = _Writer()
+            multiprocessing.util.Finalize(_writer, _writer.wait_written, args=(FLUSH_WAIT_S,), exitpriority=0)
 
 
 class _OneWriterMixin(logging.StreamHandler):

@@ -190,3 +190,33 @@ def test_the_access_line_says_the_status_and_a_failed_request_is_logged_500(capl
     assert [m.rpartition(" ")[0] for m in messages] == ['10.0.0.9 "POST /api/v1/rooms/3/messages/ HTTP/1.1" 202',
                                                         '10.0.0.9 "POST /api/v1/rooms/3/messages/ HTTP/1.1" 500']
     assert all(re.fullmatch(r"\d+\.\dms", m.rpartition(" ")[2]) for m in messages), messages
+
+
+FORKED_WRITER_SCRIPT = r"""
+import logging, multiprocessing, sys
+from dovecote.logformat import FileHandler, KeyValueFormatter, write_from_one_thread
+
+def child(path):  # as granian's workers: forked, they end without atexit hooks
+    handler = FileHandler(path)
+    handler.setFormatter(KeyValueFormatter())
+    log = logging.getLogger("probe")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    write_from_one_thread()
+    for i in range(100):
+        log.info("record %d", i)
+
+process = multiprocessing.get_context("fork").Process(target=child, args=(sys.argv[1],))
+process.start()
+process.join()
+sys.exit(process.exitcode)
+"""
+
+
+def test_a_forked_process_writes_its_records_before_it_ends(tmp_path: Path) -> None:
+    path = tmp_path / "lines.log"
+    done = subprocess.run([sys.executable, "-c", FORKED_WRITER_SCRIPT, str(path)], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = path.read_text().splitlines() if path.exists() else []
+    assert [line.rpartition("msg=")[2] for line in lines] == [f'"record {i}"' for i in range(100)], lines[-3:]
