@@ -1,22 +1,30 @@
-"""The publish path's bulk writes: each a single statement, its rows passed as one array per column.
+"""The publish path's bulk writes: each a single statement, its rows passed as one JSON document.
 
 Django's bulk_create compiles a statement whose size grows with the rows, field by field, which was
 a fifth of the web process's CPU per publish (make bench PROFILE=1). On PostgreSQL these write the
-same rows with `INSERT … SELECT * FROM unnest(%s::type[], …)`: one statement text per table, each
-column's values prepared by its own field (`get_db_prep_save`, as the ORM does) and sent as an
-array. Elsewhere (SQLite, the embedded demo) they are bulk_create.
+same rows with `INSERT … SELECT … FROM json_populate_recordset(NULL::table, %s::json)`: one statement
+text per table, prepared once per connection, each value prepared by its own field
+(`get_db_prep_save`, as the ORM does) and the rows sent as one JSON array of objects keyed by column,
+which PostgreSQL reads with each column's own input function. Sent as one array per column instead
+(`unnest(%s::type[], …)`), psycopg's adaptation of the ~30 arrays of a lone publish took 250 µs of
+the web's CPU, a fifth of it; the JSON text takes about 15 (docs/benchmarks.md). Elsewhere (SQLite,
+the embedded demo) they are bulk_create.
 """
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
 import psycopg
 from django.db import connection, models, transaction
 from django.db.models import Model
+from psycopg.types.json import Json, Jsonb
 
 from delivery.models import Delivery, Message, SendRecord
 from rooms.models import ApiKey, Room
@@ -59,7 +67,7 @@ def queue_sends(sends: Sequence[SendRecord], now: datetime) -> None:
     _stamp(sends, fields)
     ids = _run(f"WITH locked AS ({locked}), queued AS ({queued}) {sql}", [
         [send.delivery_id for send in sends], Delivery.Status.PENDING, Delivery.Status.QUEUED, now,
-        Delivery.Status.PENDING, *_columns(sends, fields)])
+        Delivery.Status.PENDING, _rows_json(sends, fields)])
     for row, (new_id,) in zip(sends, ids, strict=True):
         row.pk = new_id
     _added(sends)
@@ -68,6 +76,7 @@ def queue_sends(sends: Sequence[SendRecord], now: datetime) -> None:
 # What a publish was checked against, from a process's caches: room id, routing version, room updated_at,
 # API key id, whether the key is an admin key (delivery.publish.Checked).
 Check = tuple[int, int, datetime, int, bool]
+CHECK_COLUMNS = ("room", "version", "updated", "key", "admin")
 
 
 def insert_checked(messages: Sequence[Message], deliveries: Sequence[Delivery], checks: Sequence[Check]) -> bool:
@@ -81,9 +90,9 @@ def insert_checked(messages: Sequence[Message], deliveries: Sequence[Delivery], 
     sql, message_fields, delivery_fields = _checked_statement()
     _stamp(messages, message_fields)
     _stamp(deliveries, delivery_fields)
-    params = [*(list(column) for column in zip(*checks, strict=True))] if checks else [[], [], [], [], []]
-    params += _columns(messages, message_fields) + _columns(deliveries, delivery_fields)
-    ids = _run(sql, params)
+    checked = [dict(zip(CHECK_COLUMNS, check, strict=True)) for check in checks]
+    ids = _run(sql, [json.dumps(checked, default=_json_value), _rows_json(messages, message_fields),
+                     _rows_json(deliveries, delivery_fields)])
     if not ids:
         return False
     for row, (new_id,) in zip(deliveries, ids, strict=True):
@@ -100,7 +109,7 @@ def _insert(model: type[Model], rows: Sequence[Model]) -> None:
         return
     sql, fields, returns_id = _statement(model)
     _stamp(rows, fields)
-    ids = _run(sql, _columns(rows, fields))
+    ids = _run(sql, [_rows_json(rows, fields)])
     if returns_id:
         pk = model._meta.pk.attname
         for row, (new_id,) in zip(rows, ids, strict=True):
@@ -129,8 +138,22 @@ def _stamp(rows: Sequence[Model], fields: list[models.Field]) -> None:
                 field.pre_save(row, add=True)  # updated_at: as the ORM sets it
 
 
-def _columns(rows: Sequence[Model], fields: list[models.Field]) -> list[list[object]]:
-    return [[field.get_db_prep_save(getattr(row, field.attname), connection) for row in rows] for field in fields]
+def _rows_json(rows: Sequence[Model], fields: list[models.Field]) -> str:
+    """The rows as a JSON array of objects keyed by column, each value as its field prepares it for the database."""
+    columns = [(str(field.column), field) for field in fields]
+    return json.dumps([{column: field.get_db_prep_save(getattr(row, field.attname), connection)
+                        for column, field in columns} for row in rows], default=_json_value, allow_nan=False)
+
+
+def _json_value(value: object) -> object:
+    """A prepared value json cannot write by itself, as the text its column's input function reads."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()  # a datetime is aware (USE_TZ): its offset is written
+    if isinstance(value, uuid.UUID | Decimal):
+        return str(value)
+    if isinstance(value, Json | Jsonb):  # a JSONField's value: written as JSON, not as a string
+        return value.obj
+    raise TypeError(f"no JSON form for a prepared {type(value).__name__} value")
 
 
 def _added(rows: Sequence[Model]) -> None:
@@ -147,7 +170,7 @@ def _checked_statement() -> tuple[str, list[models.Field], list[models.Field]]:
     delivery_sql, delivery_fields, _ = _statement(Delivery)
     types = [Room._meta.pk.db_type(connection), Room._meta.get_field("routing_version").db_type(connection),
              Room._meta.get_field("updated_at").db_type(connection), ApiKey._meta.pk.db_type(connection), "boolean"]
-    checks = ", ".join(f"%s::{kind}[]" for kind in types)
+    columns = ", ".join(f"{name} {kind}" for name, kind in zip(CHECK_COLUMNS, types, strict=True))
     rooms, keys, grants = Room._meta.db_table, ApiKey._meta.db_table, ApiKey.rooms.through._meta.db_table
     fresh = (
         f"SELECT coalesce(bool_and("
@@ -155,7 +178,7 @@ def _checked_statement() -> tuple[str, list[models.Field], list[models.Field]]:
         f"AND r.{quote('updated_at')} = c.updated) "
         f"AND EXISTS (SELECT 1 FROM {keys} k WHERE k.id = c.key AND k.revoked_at IS NULL) "
         f"AND (c.admin OR EXISTS (SELECT 1 FROM {grants} g WHERE g.apikey_id = c.key AND g.room_id = c.room))"
-        f"), true) AS ok FROM unnest({checks}) AS c(room, version, updated, key, admin)"
+        f"), true) AS ok FROM json_to_recordset(%s::json) AS c({columns})"
     )
     holds = " WHERE (SELECT ok FROM fresh)"
     insert_messages = message_sql + holds
@@ -171,6 +194,7 @@ def _statement(model: type[Model]) -> tuple[str, list[models.Field], bool]:
     generated = meta.pk is not None and isinstance(meta.pk, models.AutoField)
     fields = [field for field in meta.concrete_fields if not (generated and field is meta.pk)]
     names = ", ".join(connection.ops.quote_name(str(field.column)) for field in fields)
-    arrays = ", ".join(f"%s::{field.db_type(connection)}[]" for field in fields)
     returning = f" RETURNING {connection.ops.quote_name(str(meta.pk.column))}" if generated else ""
-    return f"INSERT INTO {meta.db_table} ({names}) SELECT * FROM unnest({arrays}){returning}", fields, generated
+    sql = (f"INSERT INTO {meta.db_table} ({names}) SELECT {names} "
+           f"FROM json_populate_recordset(NULL::{meta.db_table}, %s::json){returning}")
+    return sql, fields, generated
