@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 import psycopg
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Model
 from psycopg.types.json import Json, Jsonb
 
@@ -91,7 +91,7 @@ def insert_checked(messages: Sequence[Message], deliveries: Sequence[Delivery], 
     _stamp(messages, message_fields)
     _stamp(deliveries, delivery_fields)
     checked = [dict(zip(CHECK_COLUMNS, check, strict=True)) for check in checks]
-    ids = _run(sql, [json.dumps(checked, default=_json_value), _rows_json(messages, message_fields),
+    ids = _run(sql, [_ENCODER.encode(checked), _rows_json(messages, message_fields),
                      _rows_json(deliveries, delivery_fields)])
     if not ids:
         return False
@@ -140,9 +140,10 @@ def _stamp(rows: Sequence[Model], fields: list[models.Field]) -> None:
 
 def _rows_json(rows: Sequence[Model], fields: list[models.Field]) -> str:
     """The rows as a JSON array of objects keyed by column, each value as its field prepares it for the database."""
+    db = connections[DEFAULT_DB_ALIAS]  # once: `connection` looks up this thread's at every use
     columns = [(str(field.column), field) for field in fields]
-    return json.dumps([{column: field.get_db_prep_save(getattr(row, field.attname), connection)
-                        for column, field in columns} for row in rows], default=_json_value, allow_nan=False)
+    return _ENCODER.encode([{column: field.get_db_prep_save(getattr(row, field.attname), db)
+                             for column, field in columns} for row in rows])
 
 
 def _json_value(value: object) -> object:
@@ -154,6 +155,9 @@ def _json_value(value: object) -> object:
     if isinstance(value, Json | Jsonb):  # a JSONField's value: written as JSON, not as a string
         return value.obj
     raise TypeError(f"no JSON form for a prepared {type(value).__name__} value")
+
+
+_ENCODER = json.JSONEncoder(default=_json_value, allow_nan=False, separators=(",", ":"))
 
 
 def _added(rows: Sequence[Model]) -> None:
