@@ -8,7 +8,7 @@ WEB_THREADS change them; HOST and PORT say where to listen.
 granian's own log (to standard error) and the access log (WEB_ACCESS_LOG: `-` for standard output,
 a file, or empty for none) are written in DOVECOTE_LOG_FORMAT's format, one record per line, like
 every other line of Dovecote's processes. The access lines are `AccessLog`'s, in granian's format and
-under its logger's name: granian's own formatted a timestamp per request that no line shows (3 % of the
+under its logger's name: granian's own formatted a timestamp per request that no line shows (2–3 % of the
 web's CPU on single publishes). In each worker one thread writes the log records of all sixteen request
 threads (dovecote/logformat.py `write_from_one_thread`). SIGTERM stops it gracefully: requests in flight are
 answered, and a worker still busy after GRACE_SECONDS is killed.
@@ -83,7 +83,7 @@ class AccessLog:
     def __init__(self, app: WsgiApp) -> None:
         self.app = app
 
-    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def __call__(self, wsgi_env: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         started = time.perf_counter()
         status = 500
 
@@ -93,14 +93,14 @@ class AccessLog:
             return start_response(status_line, headers, *exc_info)
 
         try:
-            return self.app(environ, start)
+            return self.app(wsgi_env, start)
         except BaseException:
             status = 500
             raise
         finally:
             ACCESS_LOGGER.info(ACCESS_FORMAT, {
-                "addr": environ.get("REMOTE_ADDR", "-"), "method": environ.get("REQUEST_METHOD", "-"),
-                "path": environ.get("PATH_INFO", ""), "protocol": environ.get("SERVER_PROTOCOL", "-"),
+                "addr": wsgi_env.get("REMOTE_ADDR", "-"), "method": wsgi_env.get("REQUEST_METHOD", "-"),
+                "path": wsgi_env.get("PATH_INFO", ""), "protocol": wsgi_env.get("SERVER_PROTOCOL", "-"),
                 "status": status, "dt_ms": (time.perf_counter() - started) * 1000})
 
 
