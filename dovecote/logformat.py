@@ -219,6 +219,8 @@ def write_from_one_thread() -> None:
 
 
 class _OneWriterMixin(logging.StreamHandler):
+    """A stream handler that, after `write_from_one_thread`, hands its records to the writer thread."""
+
     def handle(self, record: logging.LogRecord) -> bool:
         writer = _writer
         if writer is None:
@@ -227,7 +229,11 @@ class _OneWriterMixin(logging.StreamHandler):
         if isinstance(passed, logging.LogRecord):
             record = passed
         if passed:
-            record.msg, record.args = record.getMessage(), None
+            try:
+                record.msg, record.args = record.getMessage(), None
+            except Exception:  # noqa: BLE001 - arguments that do not fit the message: reported, as emit does
+                self.handleError(record)
+                return False
             span = trace.get_current_span().get_span_context()
             if span.is_valid:
                 setattr(record, SPAN_ATTRIBUTE, span)

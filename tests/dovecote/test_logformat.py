@@ -220,3 +220,19 @@ def test_a_forked_process_writes_its_records_before_it_ends(tmp_path: Path) -> N
     assert done.returncode == 0, done.stderr
     lines = path.read_text().splitlines() if path.exists() else []
     assert [line.rpartition("msg=")[2] for line in lines] == [f'"record {i}"' for i in range(100)], lines[-3:]
+
+
+def test_a_record_whose_arguments_do_not_fit_its_message_is_reported_not_raised_with_one_writer() -> None:
+    script = r"""
+import logging, sys
+from dovecote.logformat import StreamHandler, write_from_one_thread
+log = logging.getLogger("probe")
+log.addHandler(StreamHandler(sys.stdout))
+log.propagate = False
+write_from_one_thread()
+log.warning("%d items", "not a number")  # a caller's mistake must not raise out of the log call
+log.warning("still writing")
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "still writing" in done.stdout and "--- Logging error ---" in done.stderr, (done.stdout, done.stderr)
