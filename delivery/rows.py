@@ -6,9 +6,11 @@ same rows with `INSERT … SELECT … FROM json_populate_recordset(NULL::table, 
 text per table, prepared once per connection, each value prepared by its own field
 (`get_db_prep_save`, as the ORM does) and the rows sent as one JSON array of objects keyed by column,
 which PostgreSQL reads with each column's own input function. Sent as one array per column instead
-(`unnest(%s::type[], …)`), psycopg's adaptation of the ~30 arrays of a lone publish took 250 µs of
-the web's CPU, a fifth of it; the JSON text takes about 15 (docs/benchmarks.md). Elsewhere (SQLite,
-the embedded demo) they are bulk_create.
+(`unnest(%s::type[], …)`), psycopg adapted the 30 arrays of a lone publish in Python, element by
+element: a lone publish's parameters (one message, two deliveries) took 496 µs that way and 140 µs as
+JSON in the same scratch script, and single publishes went 20–23 % faster (docs/benchmarks.md, "The
+web's log records and the publish statement's parameters"). Elsewhere (SQLite, the embedded demo) they
+are bulk_create.
 """
 
 from __future__ import annotations
