@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from io import BytesIO
 from typing import Any
 
@@ -38,6 +38,7 @@ from delivery.publish import Event, PublishRejected, StaleCache, publish, publis
 from dovecote import tracing
 from dovecote.inputs import BadJson, parse_json
 from dovecote.throttling import within_key_rate
+from dovecote.web import StartResponse, WsgiApp
 from rooms.models import LAST_USED_GRANULARITY, ApiKey
 
 PATH = re.compile(r"/api/v1/rooms/([1-9][0-9]{0,18})/messages/(batch/)?")
@@ -49,8 +50,6 @@ BATCH_LIMIT = 500  # BatchPublishSerializer's
 FIELDS = frozenset({*TEXT_FIELDS, "payload"})
 JSON = JSONRenderer()
 
-StartResponse = Callable[..., Any]
-WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 
 
 class PublishLane:

@@ -48,7 +48,8 @@ IDLE_SECONDS = 30  # how long a client's idle keep-alive connection is kept (gra
 # The request line without its query string, the status and the time taken; the formatter adds ts.
 ACCESS_FORMAT = '%(addr)s "%(method)s %(path)s %(protocol)s" %(status)d %(dt_ms).1fms'
 ACCESS_LOGGER = logging.getLogger("granian.access")  # the name the access lines have had since granian wrote them
-WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]  # AccessLog's and api/publish_lane.py's
 
 
 def log_config(log_format: str, access_log: str) -> dict[str, Any]:
@@ -76,14 +77,15 @@ def access_log_setting() -> str:
 class AccessLog:
     """A WSGI application that writes one access line per request (ACCESS_FORMAT) for `app`, which answers it.
 
-    The time is from the call until `app` returns its response (the body of every response here
-    is a list, made by then); a request whose `app` raises is logged 500, as granian does.
+    The time is from the call until `app` returns its response (a list, made by then, for every API
+    reply; a streamed body is timed until it is returned, before it is sent); a request whose `app` raises is
+    logged 500, as granian does.
     """
 
     def __init__(self, app: WsgiApp) -> None:
         self.app = app
 
-    def __call__(self, wsgi_env: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    def __call__(self, wsgi_env: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         started = time.perf_counter()
         status = 500
 
