@@ -15,6 +15,7 @@ deploy/artemis/broker.xml).
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,13 +46,25 @@ class SendFailed(BrokerError):
 
 @dataclass(frozen=True)
 class OutgoingMessage:
-    """A message to send: body, application headers, scheduled delay and absolute expiry."""
+    """A message to send: body, application headers, scheduled delay and absolute expiry.
+
+    The delay counts from when the message is made, not from when its frame is written: a send
+    that waits for a reconnection (a failover takes seconds) writes what is left of it
+    (`delay_left_ms`), so a retry falls due when its policy said, however long the send waited.
+    """
 
     destination: str
     body: bytes
     headers: Mapping[str, str] = field(default_factory=dict)
     delay_ms: int = 0
     expires_at_ms: int | None = None  # unix epoch milliseconds; None: never expires
+    made_at: float = field(default_factory=time.monotonic, compare=False, repr=False)  # time.monotonic()
+
+    def delay_left_ms(self) -> int:
+        """The delay still to run, now: `delay_ms` less the time since the message was made, at least 0."""
+        if self.delay_ms <= 0:
+            return 0
+        return max(0, self.delay_ms - int((time.monotonic() - self.made_at) * 1000))
 
 
 @dataclass(frozen=True)

@@ -150,7 +150,7 @@ class _Hub:
             sequence=next(self.sequence),
             body=bytes(message.body),
             headers=headers,
-            available_at=time.monotonic() + max(message.delay_ms, 0) / 1000,
+            available_at=message.made_at + max(message.delay_ms, 0) / 1000,
             expires_at_ms=message.expires_at_ms,
         )
         self.queue(message.destination).push(stored)

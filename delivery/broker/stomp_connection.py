@@ -79,8 +79,12 @@ def _host_port(parts: SplitResult, entry: str, default_port: int | None = None) 
     return parts.hostname, port
 
 
+# A lost connection is tried again after 0.1 s, doubling to 1 s, then every second until a broker
+# answers: a refused connection costs a SYN, and a backup that just went live (deploy/artemis/) is
+# found within a second, so a retry that fell due during the takeover fires right after it.
 RECONNECT_FIRST_DELAY = 0.1
-RECONNECT_MAX_DELAY = 5.0
+RECONNECT_MAX_DELAY = 1.0
+RECONNECT_WARN_EVERY = 30.0  # while down, a warning this often (each failed try is logged at DEBUG)
 DISCONNECT_GRACE = 2.0
 # Artemis counts a consumer's window in bytes of encoded MESSAGE frames; a Dovecote frame
 # (push envelope and about 600 bytes of headers) is about 2 KB.
@@ -278,12 +282,20 @@ class StompConnection(ABC):
 
     def _reconnect_with_backoff(self) -> None:
         delay = RECONNECT_FIRST_DELAY
+        lost_at = time.monotonic()
+        warned_at = None
         while not self._closing.wait(delay):
             try:
                 self._connect()
                 return
             except BrokerUnavailable as error:
-                logger.warning("%s; retrying in %.1f s", error, min(delay * 2, RECONNECT_MAX_DELAY))
+                now = time.monotonic()
+                if warned_at is None or now - warned_at >= RECONNECT_WARN_EVERY:
+                    warned_at = now
+                    logger.warning("%s; down for %.0f s, trying every %.1f s", error, now - lost_at,
+                                   RECONNECT_MAX_DELAY)
+                else:
+                    logger.debug("%s; retrying in %.1f s", error, min(delay * 2, RECONNECT_MAX_DELAY))
             except Exception:  # this thread must outlive any surprise, or the broker stays down for good
                 logger.exception("unexpected error reconnecting to the STOMP broker at %s", self.address)
             delay = min(delay * 2, RECONNECT_MAX_DELAY)

@@ -84,8 +84,9 @@ def send_headers(message: OutgoingMessage, receipt: str) -> dict[str, str]:
     headers["persistent"] = "true"
     headers["destination-type"] = ANYCAST
     headers["receipt"] = receipt
-    if message.delay_ms > 0:
-        headers["AMQ_SCHEDULED_DELAY"] = str(int(message.delay_ms))
+    delay_ms = message.delay_left_ms()  # counted from the message's making: a send may have waited
+    if delay_ms > 0:
+        headers["AMQ_SCHEDULED_DELAY"] = str(delay_ms)
     if message.expires_at_ms is not None:
         headers["expires"] = str(int(message.expires_at_ms))
     return headers

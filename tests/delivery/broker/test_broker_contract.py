@@ -100,6 +100,23 @@ def test_a_scheduled_delay_is_honoured(open_broker: OpenBroker, destination: str
     assert 1.0 <= elapsed < 2.0
 
 
+def test_a_scheduled_delay_counts_from_the_making_of_the_message_not_its_send(
+    open_broker: OpenBroker, destination: str,
+) -> None:
+    """A send that waited (a reconnection during a failover) must not push its message's due time back."""
+    broker = open_broker()
+    consumer = broker.consumer(destination)
+    made_at = time.monotonic() - 2.5  # as if the send had waited 2.5 s for a broker
+    broker.send(OutgoingMessage(destination, b"due in 3 s", delay_ms=3000, made_at=made_at))
+    sent = time.monotonic()
+    message = consumer.receive(5)
+    arrived = time.monotonic()
+
+    assert message is not None and message.body == b"due in 3 s"
+    # Due 0.5 s after the send; counted from the send it would have come 3 s after it.
+    assert arrived - made_at >= 3.0 - 0.01 and arrived - sent < 2.0, (arrived - made_at, arrived - sent)
+
+
 def test_a_shorter_delay_overtakes_a_longer_one_sent_earlier(open_broker: OpenBroker, destination: str) -> None:
     broker = open_broker()
     broker.send(OutgoingMessage(destination, b"in 500 ms", delay_ms=500))
