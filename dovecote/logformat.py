@@ -139,10 +139,13 @@ class _Writer:
     escaping and writing happen here, every GATHER_S while records come. A thread that logs wakes this
     one only after a quiet spell, not once a record: waking a sleeping thread cost more than the write.
     `flush` (logging's, at exit) waits until all are written. A process killed meanwhile loses what it had
-    not written, as a killed process loses what its buffers held.
+    not written, as a killed process loses what its buffers held. The records waiting are bounded
+    (MAX_WAITING): when the output is not read (a stalled log shipper), a thread that logs waits until the
+    writer has room, as it would have waited on its own blocked write, and memory does not grow.
     """
 
     GATHER_S = 0.01
+    MAX_WAITING = 10_000  # records put and not yet taken to be written: a few MB
 
     def __init__(self) -> None:
         self.records: collections.deque[tuple[_OneWriterMixin, logging.LogRecord]] = collections.deque()
@@ -152,6 +155,9 @@ class _Writer:
         self.thread.start()
 
     def put(self, handler: _OneWriterMixin, record: logging.LogRecord) -> None:
+        while len(self.records) >= self.MAX_WAITING:  # the output is not keeping up: wait, as a write would
+            self.wake.set()
+            time.sleep(self.GATHER_S)
         self.records.append((handler, record))
         if not self.wake.is_set():  # an attribute read: the Event's lock only for the first record of a batch
             self.wake.set()

@@ -236,3 +236,45 @@ log.warning("still writing")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "still writing" in done.stdout and "--- Logging error ---" in done.stderr, (done.stdout, done.stderr)
+
+
+STALLED_OUTPUT_SCRIPT = r"""
+import io, logging, sys, threading, time
+from dovecote import logformat
+from dovecote.logformat import StreamHandler, write_from_one_thread
+
+class Stalled(io.StringIO):
+    '''An output nobody reads until `reading` is set (a stalled log shipper).'''
+    reading = threading.Event()
+    def write(self, text):
+        self.reading.wait()
+        return super().write(text)
+
+out = Stalled()
+log = logging.getLogger("probe")
+log.addHandler(StreamHandler(out))
+log.propagate = False
+logformat._Writer.MAX_WAITING = 50
+write_from_one_thread()
+logger = threading.Thread(target=lambda: [log.warning("record %d", n) for n in range(500)])
+logger.start()
+deadline = time.monotonic() + 30
+while len(logformat._writer.records) < 50 and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(0.2)  # room for a put that would not wait
+seen = (len(logformat._writer.records), logger.is_alive())
+out.reading.set()
+logger.join(30)
+logformat._writer.wait_written(30)
+written = out.getvalue().splitlines()
+print(seen, logger.is_alive(), written == [f"record {n}" for n in range(500)], len(written))
+"""
+
+
+def test_a_stalled_output_makes_the_logging_thread_wait_and_loses_nothing() -> None:
+    done = subprocess.run([sys.executable, "-c", STALLED_OUTPUT_SCRIPT], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    # While nothing was read: 50 records waiting, no more, and the thread that logs waiting with them;
+    # once read: that thread finished, and every record was written, in order.
+    assert done.stdout.strip() == "(50, True) False True 500", (done.stdout, done.stderr)
