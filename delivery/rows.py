@@ -15,17 +15,20 @@ are bulk_create.
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
+from decimal import Decimal
 from functools import cache
 from typing import Any
 
 import psycopg
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 from django.db.models import Model
+from psycopg.types.json import Json, Jsonb
 
 from delivery.models import Delivery, Message, SendRecord
-from delivery.statements import encode_rows
 from rooms.models import ApiKey, Room
 
 
@@ -90,7 +93,7 @@ def insert_checked(messages: Sequence[Message], deliveries: Sequence[Delivery], 
     _stamp(messages, message_fields)
     _stamp(deliveries, delivery_fields)
     checked = [dict(zip(CHECK_COLUMNS, check, strict=True)) for check in checks]
-    ids = _run(sql, [encode_rows(checked), _rows_json(messages, message_fields),
+    ids = _run(sql, [_ENCODER.encode(checked), _rows_json(messages, message_fields),
                      _rows_json(deliveries, delivery_fields)])
     if not ids:
         return False
@@ -120,7 +123,7 @@ def _run(sql: str, params: Sequence[object]) -> list[tuple[Any, ...]]:
     """Execute on this thread's connection with server-side binding, and return the rows it returns.
 
     Django's cursors bind parameters on the client, quoting every array into the statement's text, and
-    PostgreSQL parses and plans that text each time; here the rows go as parameters of a statement
+    PostgreSQL parses and plans that text each time; here the arrays go as parameters of a statement
     prepared once per connection (which needs the connection's `prepare_threshold`, dovecote/settings.py:
     Django's default, None, turns `prepare=True` into a no-op). Errors are Django's, as from its own cursors.
     """
@@ -141,8 +144,22 @@ def _rows_json(rows: Sequence[Model], fields: list[models.Field]) -> str:
     """The rows as a JSON array of objects keyed by column, each value as its field prepares it for the database."""
     db = connections[DEFAULT_DB_ALIAS]  # once: `connection` looks up this thread's at every use
     columns = [(str(field.column), field) for field in fields]
-    return encode_rows({column: field.get_db_prep_save(getattr(row, field.attname), db)
-                        for column, field in columns} for row in rows)
+    return _ENCODER.encode([{column: field.get_db_prep_save(getattr(row, field.attname), db)
+                             for column, field in columns} for row in rows])
+
+
+def _json_value(value: object) -> object:
+    """A prepared value json cannot write by itself, as the text its column's input function reads."""
+    if isinstance(value, datetime | date):
+        return value.isoformat()  # a datetime is aware (USE_TZ): its offset is written
+    if isinstance(value, uuid.UUID | Decimal):
+        return str(value)
+    if isinstance(value, Json | Jsonb):  # a JSONField's value: written as JSON, not as a string
+        return value.obj
+    raise TypeError(f"no JSON form for a prepared {type(value).__name__} value")
+
+
+_ENCODER = json.JSONEncoder(default=_json_value, allow_nan=False, separators=(",", ":"))
 
 
 def _added(rows: Sequence[Model]) -> None:
@@ -178,7 +195,7 @@ def _checked_statement() -> tuple[str, list[models.Field], list[models.Field]]:
 
 @cache
 def _statement(model: type[Model]) -> tuple[str, list[models.Field], bool]:
-    """`model`'s INSERT … SELECT FROM json_populate_recordset, its columns' fields, whether it returns ids."""
+    """The INSERT … SELECT FROM unnest statement of `model`, its columns' fields, and whether it returns the ids."""
     meta = model._meta
     generated = meta.pk is not None and isinstance(meta.pk, models.AutoField)
     fields = [field for field in meta.concrete_fields if not (generated and field is meta.pk)]
