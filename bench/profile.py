@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-RATE = 100  # samples per second and thread
+RATE = 100  # samples per second and thread (bench/run.py --profile-rate sets it)
 
 # The frames of these packages (or Dovecote folders) are reported as one area each.
 OURS = ("delivery/push/", "delivery/broker/", "delivery/", "rooms/", "subscriptions/", "api/", "console/",

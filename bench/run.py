@@ -25,11 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench import stack
+from bench import profile, stack
 
 ROOT = Path(__file__).resolve().parent.parent
 # The scratch database and Celery's Redis database; a run beside another one (the suite's quick run) sets its own.
 BENCH_DB = os.environ.get("DOVECOTE_BENCH_DB", "dovecote_bench")
+_, REPORTS_DB, ARCHIVE_DB = stack.scratch_databases(BENCH_DB)
 BENCH_REDIS_DB = os.environ.get("DOVECOTE_BENCH_REDIS_DB", "9")
 GROUPS = ("batch", "single", "push", "workers", "latency", "fairness", "retry", "spark", "archive", "failover")
 OFFLINE_GROUPS = ("spark", "archive", "failover")  # offline_rows's: no delivery stack
@@ -94,6 +95,9 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true",
                         help="sample the web and worker processes with py-spy and print where their CPU went "
                              "(bench/profile.py); best with --only one group")
+    parser.add_argument("--profile-rate", type=int, default=profile.RATE, metavar="N",
+                        help=f"with --profile, py-spy's samples per second and thread (default {profile.RATE}; "
+                             "1000 gives a short group's event loop enough samples to read, and slows what it samples)")
     parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(GROUPS),
                         help=f"run only these groups of figures, comma-separated: {', '.join(GROUPS + EXTRA_GROUPS)} "
                              "(for profiling; the table is written to var/, not docs/)")
@@ -133,6 +137,7 @@ def main() -> int:
     log_dir = Path(tempfile.mkdtemp(prefix="dovecote-bench-"))
     if options.profile:
         stack.PROFILE_DIR = log_dir / "profiles"
+        profile.RATE = options.profile_rate
     # The stack's metric files, fresh for this run: web's /metrics adds up the worker's counts from here.
     env["PROMETHEUS_MULTIPROC_DIR"] = str(log_dir / "metrics")
     receiver = ReceiverClient()
@@ -306,7 +311,7 @@ def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: se
 
     rows: list[Row] = []
     if "spark" in only:  # Spark takes both cores
-        report_env, attempts = figures.report_database(env, f"{BENCH_DB}_reports", n["report_messages"])
+        report_env, attempts = figures.report_database(env, REPORTS_DB, n["report_messages"])
         times = repeat(runs, lambda: figures.report_run(report_env, log_dir))
         spark_s = figures.summary([t.spark_s for t in times])
         rows.append(Row(f"Spark report, full run (`run_reports --full`, local[*]) on {attempts:,} attempt rows: "
@@ -315,7 +320,7 @@ def offline_rows(env: dict[str, str], log_dir: Path, n: dict[str, int], only: se
                         f"{fmt(figures.summary([t.postgres_s for t in times]), digits=1)} s the same aggregates "
                         "in PostgreSQL alone (docs/analytics-postgres.sql)"))
     if "archive" in only:  # one run: retention over 30 days of history, the delivery stack stopped (Spark)
-        archive_env = figures.archive_database(env, f"{BENCH_DB}_archive", n["archive_messages"], n["archive_days"])
+        archive_env = figures.archive_database(env, ARCHIVE_DB, n["archive_messages"], n["archive_days"])
         # Spark over it all in PostgreSQL is the spark group's figure: --quick (the harness's test) skips it here.
         all_in_postgres = figures.report_run(archive_env, log_dir, spark=not quick)
         moved = figures.archive_run(archive_env, log_dir, idle_s=3 if quick else 30)

@@ -171,6 +171,28 @@ def recreate_database(env: dict[str, str], name: str) -> dict[str, str]:
     return env
 
 
+SCRATCH_SUFFIXES = ("", "_reports", "_archive")  # the run's database, the report figures', the archive's
+
+
+def scratch_databases(name: str) -> list[str]:
+    """The scratch databases a run named `name` makes (bench/run.py): its own, the reports' and the archive's."""
+    return [f"{name}{suffix}" for suffix in SCRATCH_SUFFIXES]
+
+
+def drop_databases(env: dict[str, str], names: list[str]) -> list[str]:
+    """Drop those of these databases that exist; return their names."""
+    import psycopg
+    from psycopg import sql
+
+    admin_url = urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path="/postgres"))
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        found = [row[0] for row in conn.execute(
+            "SELECT datname FROM pg_database WHERE datname = ANY(%s) ORDER BY datname", (names,))]
+        for name in found:
+            conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+    return found
+
+
 def procfile() -> dict[str, str]:
     """The process types of the Procfile and their commands: the stack `make run` starts."""
     entries = {}

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.stack import drop_databases, scratch_databases
 from tests.services import redis_url, stomp_url
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,10 +56,14 @@ def test_the_quick_benchmark_runs_and_prints_every_figure() -> None:
     stomp_url()
     redis_url()
     # Its own scratch database and Redis database: a `make bench` may run on the same machine.
-    env = {**os.environ, "DOVECOTE_BENCH_DB": f"dovecote_bench_quick{os.environ.get('TEST_RUN_NAME', '')}",
-           "DOVECOTE_BENCH_REDIS_DB": "8"}
-    result = subprocess.run([sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=600, env=env, check=False)
+    database = f"dovecote_bench_quick{os.environ.get('TEST_RUN_NAME', '')}"
+    env = {**os.environ, "DOVECOTE_BENCH_DB": database, "DOVECOTE_BENCH_REDIS_DB": "8"}
+    try:
+        result = subprocess.run([sys.executable, "-m", "bench.run", "--quick"], cwd=ROOT, capture_output=True,
+                                text=True, timeout=600, env=env, check=False)
+    finally:  # ~75 MB each, left by every run of the suite before
+        dropped = drop_databases(env, scratch_databases(database))
+    assert dropped == sorted(scratch_databases(database)), dropped
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     table = [line for line in result.stdout.splitlines() if line.startswith("| ")]
     for row in ROWS:
