@@ -766,14 +766,19 @@ SELECT m.id, %(subscription)s, 'probe', 'queued', '', false, 0, 0, '', 0, '', no
 """
 
 
-def archive_database(env: dict[str, str], name: str, messages: int, days: int) -> dict[str, str]:
-    """Fill the scratch database `name` with `messages` of generated history over the `days` to now."""
+def archive_database(env: dict[str, str], name: str, messages: int, days: int) -> tuple[dict[str, str], int]:
+    """Fill the scratch database `name` with `messages` of generated history over the `days` to now; return its
+    environment and its attempt rows."""
+    import psycopg
+
     from bench.stack import recreate_database
 
     env = recreate_database(env, name)
     subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", str(messages), "--days", str(days)],
                    cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-    return env
+    with psycopg.connect(env["DATABASE_URL"]) as conn:
+        attempts = conn.execute("SELECT count(*) FROM delivery_attempts").fetchone()[0]
+    return env, attempts
 
 
 def log_tables_mib(conn: Any) -> float:
