@@ -628,13 +628,19 @@ class ReportTimes:
 
 def report_database(env: dict[str, str], name: str, messages: int) -> tuple[dict[str, str], int]:
     """Fill the scratch database `name` with `messages` of generated history; return its environment, attempt rows."""
+    return generated_database(env, name, ["--messages", str(messages), "--days", "7", "--end", "2026-11-20T00:00:00Z"])
+
+
+def generated_database(env: dict[str, str], name: str, traffic: list[str]) -> tuple[dict[str, str], int]:
+    """Recreate the scratch database `name` and fill it by `generate_traffic` with these arguments; return its
+    environment and its attempt rows."""
     import psycopg
 
     from bench.stack import recreate_database
 
     env = recreate_database(env, name)
-    subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", str(messages), "--days", "7",
-                    "--end", "2026-11-20T00:00:00Z"], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, "manage.py", "generate_traffic", *traffic], cwd=ROOT, env=env, check=True,
+                   stdout=subprocess.DEVNULL)
     with psycopg.connect(env["DATABASE_URL"]) as conn:
         attempts = conn.execute("SELECT count(*) FROM delivery_attempts").fetchone()[0]
     return env, attempts
@@ -769,16 +775,7 @@ SELECT m.id, %(subscription)s, 'probe', 'queued', '', false, 0, 0, '', 0, '', no
 def archive_database(env: dict[str, str], name: str, messages: int, days: int) -> tuple[dict[str, str], int]:
     """Fill the scratch database `name` with `messages` of generated history over the `days` to now; return its
     environment and its attempt rows."""
-    import psycopg
-
-    from bench.stack import recreate_database
-
-    env = recreate_database(env, name)
-    subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", str(messages), "--days", str(days)],
-                   cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
-    with psycopg.connect(env["DATABASE_URL"]) as conn:
-        attempts = conn.execute("SELECT count(*) FROM delivery_attempts").fetchone()[0]
-    return env, attempts
+    return generated_database(env, name, ["--messages", str(messages), "--days", str(days)])
 
 
 def log_tables_mib(conn: Any) -> float:

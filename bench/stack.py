@@ -158,13 +158,17 @@ class Process:
         raise RuntimeError(f"{self.name} did not log {text!r}:\n{self.log_path.read_text()[-3000:]}")
 
 
+def database_url(env: dict[str, str], name: str) -> str:
+    """The URL of the database `name` on the server of env's DATABASE_URL."""
+    return urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path=f"/{name}"))
+
+
 def recreate_database(env: dict[str, str], name: str) -> dict[str, str]:
     """Drop and create the database `name`, migrate it, and return `env` pointing at it."""
     import psycopg
 
-    env = {**env, "DATABASE_URL": urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path=f"/{name}"))}
-    admin_url = urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path="/postgres"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
+    env = {**env, "DATABASE_URL": database_url(env, name)}
+    with psycopg.connect(database_url(env, "postgres"), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {name}")
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
@@ -184,8 +188,7 @@ def drop_databases(env: dict[str, str], names: list[str]) -> list[str]:
     import psycopg
     from psycopg import sql
 
-    admin_url = urlunsplit(urlsplit(env["DATABASE_URL"])._replace(path="/postgres"))
-    with psycopg.connect(admin_url, autocommit=True) as conn:
+    with psycopg.connect(database_url(env, "postgres"), autocommit=True) as conn:
         found = [row[0] for row in conn.execute(
             "SELECT datname FROM pg_database WHERE datname = ANY(%s) ORDER BY datname", (names,))]
         for name in found:
