@@ -112,6 +112,9 @@ def main() -> int:
     if unknown := only - set(GROUPS + EXTRA_GROUPS):
         parser.error(f"--only: unknown group {', '.join(sorted(unknown))} "
                      f"(choose from {', '.join(GROUPS + EXTRA_GROUPS)})")
+    for option, value in (("--profile-rate", options.profile_rate), ("--archive-messages", options.archive_messages)):
+        if value is not None and value < 1:
+            parser.error(f"{option}: {value} is not a positive whole number")
     env = bench_env()
     env = stack.recreate_database(env, BENCH_DB)
     os.environ.update(env)

@@ -88,3 +88,11 @@ def test_the_benchmark_page_says_median_only_over_tables_of_repeated_runs() -> N
         figures = list(lines[2:])
         if figures and all("(1 run)" in line for line in figures):
             assert "median" not in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("option", ["--archive-messages", "--profile-rate"])
+def test_a_size_or_rate_below_one_is_refused_by_name_before_anything_starts(option: str) -> None:
+    result = subprocess.run([sys.executable, "-m", "bench.run", option, "0"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 2, result.stderr
+    assert f"{option}: 0 is not a positive whole number" in result.stderr, result.stderr
