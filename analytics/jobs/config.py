@@ -51,13 +51,12 @@ class JobConfig:
     driver_memory: str = "1g"
     jars: str = DEFAULT_JARS
     partitions: int = 2  # JDBC read partitions, split on id bounds; 2 was fastest on 2 cores
-    # ... and more for big reads, so no task holds more than this many rows: a task aggregating the
-    # percentiles of 5 M attempts ran out of a 1 GB heap, 0.5 M per task is fine.
+    # ... and more for big reads, so no task holds more than this many rows (a JDBC read's, or the
+    # attempts a Python worker sorts for their percentiles: ~100 bytes a row).
     rows_per_partition: int = 500_000
     fetchsize: int = 10_000  # rows per JDBC round trip (the driver's default, 0, buffers the whole result)
     # Two tasks per core; the outputs are small (Spark's default, 200, is mostly empty tasks).
     shuffle_partitions: int = 4
-    percentile_accuracy: int = 10_000  # percentile_approx: rank error at most 1/accuracy of the group size
     # A folder for the driver JVM's class-data archive (session.py's class_archive); "": none is made or used.
     class_archives: str = ""
     overlap_s: int = 300  # how far before the last watermark an incremental run looks again

@@ -100,19 +100,21 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
         store.record_layout(older, LAYOUT)
     archived = archived_inputs(spark, batches, {name: scope.sql(TIMES[name]) for name in QUERIES})
     hot = {name: read_input(spark, config, name, scope, ids[name]) for name in QUERIES}
-    # Each input feeds several reports: cache it, so the log is read once.
-    attempts = with_archive(hot["attempts"], archived.get("attempts")).cache()
-    sends = with_archive(hot["sends"], archived.get("sends")).cache()
+    # Each input is read once, summarised at the finest grain any report takes from it; the small
+    # summaries are cached, and the four reports built from them.
+    attempts = with_archive(hot["attempts"], archived.get("attempts"))
+    at_most = (ids["attempts"].rows if ids["attempts"] else 0) + sum(batch.rows for batch in batches)
+    figures = reports.attempt_figures(attempts, partitions_for(config, at_most)).cache()
+    sends = reports.send_counts(with_archive(hot["sends"], archived.get("sends"))).cache()
     expiries = with_archive(hot["expiries"], archived.get("expiries"))
-    # Counting fills the cache (every report reads it next) and sizes the percentiles' tasks by every
-    # attempt in scope, the archived ones included.
-    store.progress(run_id, 8, "reading the attempts and sends")
-    attempt_count = attempts.count()
+    store.progress(run_id, 8, "reading and summarising the attempts and sends")
+    figures.count()
+    sends.count()
     outputs = [
-        reports.hourly(attempts, sends, expiries),
-        reports.latency(attempts, config.percentile_accuracy, partitions_for(config, attempt_count)),
-        reports.errors(attempts),
-        reports.retry_cost(attempts, sends),
+        reports.hourly(figures, sends, expiries),
+        reports.latency(figures),
+        reports.errors(figures),
+        reports.retry_cost(figures, sends),
     ]
     try:
         for done, (report, frame) in enumerate(zip(REPORTS, outputs, strict=True)):
@@ -120,7 +122,7 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
             write_staging(frame, config, report.staging, run_id)
         store.progress(run_id, 90, "swapping the new rows in")
     finally:
-        for frame in (sends, attempts):
+        for frame in (sends, figures):
             frame.unpersist()
 
 

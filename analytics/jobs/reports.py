@@ -22,17 +22,17 @@ report_hourly, per hour × room × subscription × event type:
   attempts_per_delivered  delivered_attempts / delivered: 1.0 when everything succeeds at the first try
 
 report_latency, per hour at three levels (room; room × subscription; room × subscription × event type),
-computed from the attempts for each level (grouping sets: percentiles do not add up):
+computed from the attempts for each level (percentiles do not add up):
   delivered         as above
   latency_p50/p95/p99_ms   of (successful attempt's start + its duration − message created_at), in whole ms
                     (the subscriber's answer or the consumer's ack, measured from the publish API's 202)
   timed_attempts    attempts started in the hour except `crashed` ones (their duration is unknown, logged as 0)
   duration_p50/p95/p99_ms, duration_max_ms   of those attempts' duration_ms
-  Percentiles are percentile_approx(x, p, accuracy) (accuracy 10,000 by default), each group summarised
-  in a single task (never merged from partial summaries, whose error can exceed the bound): the value
-  returned is one of the group's values whose rank is within N / accuracy of the exact rank ceil(p × N),
-  i.e. it lies between the exact percentile_disc(p − 1/accuracy) and percentile_disc(p + 1/accuracy).
-  Groups of fewer than `accuracy` values get the exact percentile_disc(p).
+  Percentiles are exact, PostgreSQL's percentile_disc(p): the value at rank ceil(p × N) of the group's
+  N values in order (analytics/jobs/summaries.py).
+
+The attempts are read once and summarised at every grain the reports take from them (attempt_figures);
+the sends are counted once at the finest grain (send_counts); each report is built from those.
 
 report_errors, per hour × room × subscription × outcome × status code:
   failed_attempts   attempts started in the hour whose outcome is not `success`; status_code is the HTTP
@@ -46,13 +46,18 @@ report_retry_cost, per hour × room × subscription:
 
 from __future__ import annotations
 
+from pyspark import cloudpickle
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from analytics.jobs import summaries
+
+# Executors run `summaries.summarise` without this code installed: ship the module with the function.
+cloudpickle.register_pickle_by_value(summaries)
+
 KEYS = ["hour", "room_id", "subscription_id", "event_type"]
 SUBSCRIPTION_KEYS = ["hour", "room_id", "subscription_id"]
-PERCENTILES = [0.5, 0.95, 0.99]
-LEVEL_KEYS = {"room": KEYS[:2], "subscription": KEYS[:3], "event_type": KEYS}
+LEVELS = list(summaries.LEVELS)  # report_latency's levels: room, subscription, event_type
 
 # The columns of each report table (and its staging twin, which adds run_id).
 HOURLY_COLUMNS = ["key", *KEYS, "published", "delivered", "attempts", "failed_attempts", "retried",
@@ -64,18 +69,37 @@ RETRY_COST_COLUMNS = ["key", *SUBSCRIPTION_KEYS, "publishes", "replays", "retrie
                       "retry_delay_ms", "retry_attempts"]
 
 
-def hourly(attempts: DataFrame, sends: DataFrame, expiries: DataFrame) -> DataFrame:
-    """Count publishes, deliveries, failures, retries, dead letters and expiries per room, subscription, type, hour."""
+def attempt_figures(attempts: DataFrame, partitions: int) -> DataFrame:
+    """Summarise the attempts once, for every report that counts them (analytics/jobs/summaries.py).
+
+    The attempts are shuffled by hour and room into `partitions` tasks, so every group of every level
+    is whole in one task, where numpy counts it and takes its exact percentiles.
+    """
     success = F.col("outcome") == "success"
+    since_publish_ms = F.expr("div(unix_micros(started_at) - unix_micros(published_at), 1000)")
+    values = attempts.select(
+        *KEYS, "outcome", F.col("status_code").cast("int"), F.col("attempt").cast("int"),
+        F.when(success, since_publish_ms + F.col("duration_ms")).cast("long").alias("latency_ms"),
+        F.when(F.col("outcome") != "crashed", F.col("duration_ms")).cast("long").alias("duration_ms"),
+    )
+    return values.repartition(partitions, "hour", "room_id").mapInArrow(summaries.summarise, summaries.DDL)
+
+
+def send_counts(sends: DataFrame) -> DataFrame:
+    """Count the sends of each kind per hour, room, subscription and event type (the finest grain any report takes)."""
+    kind = F.col("kind")
+    return sends.groupBy(KEYS).agg(
+        *(count_where(kind == name).alias(name) for name in ("publish", "replay", "retry", "dead_letter", "recheck")),
+        F.sum(F.when(kind == "retry", F.col("delay_ms")).otherwise(0)).cast("long").alias("retry_delay_ms"))
+
+
+def hourly(figures: DataFrame, sends: DataFrame, expiries: DataFrame) -> DataFrame:
+    """Count publishes, deliveries, failures, retries, dead letters and expiries per room, subscription, type, hour."""
     counts = [
-        sends.groupBy(KEYS).agg(count_where(F.col("kind") == "publish").alias("published"),
-                                count_where(F.col("kind") == "retry").alias("retried"),
-                                count_where(F.col("kind") == "dead_letter").alias("dead_lettered")),
-        attempts.groupBy(KEYS).agg(F.count("*").alias("attempts"),
-                                   count_where(success).alias("delivered"),
-                                   count_where(~success).alias("failed_attempts"),
-                                   F.sum(F.when(success, F.col("attempt")).otherwise(0)).cast("long")
-                                   .alias("delivered_attempts")),
+        sends.select(*KEYS, F.col("publish").alias("published"), F.col("retry").alias("retried"),
+                     F.col("dead_letter").alias("dead_lettered")),
+        figures.where(F.col("level") == "event_type").select(
+            *KEYS, "attempts", "delivered", "failed_attempts", "delivered_attempts"),
         expiries.groupBy(KEYS).agg(F.count("*").alias("expired")),
     ]
     settled = F.col("delivered") + F.col("dead_lettered") + F.col("expired")
@@ -86,53 +110,26 @@ def hourly(attempts: DataFrame, sends: DataFrame, expiries: DataFrame) -> DataFr
     }).select(*HOURLY_COLUMNS)
 
 
-def latency(attempts: DataFrame, accuracy: int, partitions: int) -> DataFrame:
+def latency(figures: DataFrame) -> DataFrame:
     """Take latency and attempt duration percentiles per hour for each room, subscription and event type."""
-    success = F.col("outcome") == "success"
-    since_publish_ms = F.expr("div(unix_micros(started_at) - unix_micros(published_at), 1000)")
-    values = attempts.select(
-        *KEYS, success.alias("success"),
-        F.when(success, since_publish_ms + F.col("duration_ms")).alias("latency_ms"),
-        F.when(F.col("outcome") != "crashed", F.col("duration_ms").cast("long")).alias("duration_ms"),
-    )
-    # Each group of each level (all include hour and room) is then aggregated whole in one task, so
-    # percentile_approx never merges partial summaries: merged ones broke the 1/accuracy bound on 10 M rows.
-    timed = values.repartition(partitions, "hour", "room_id")
-    figures = [
-        count_where(F.col("success")).alias("delivered"),
-        F.percentile_approx("latency_ms", PERCENTILES, accuracy).alias("latency"),
-        F.count("duration_ms").alias("timed_attempts"),
-        F.percentile_approx("duration_ms", PERCENTILES, accuracy).alias("duration"),
-        F.max("duration_ms").alias("duration_max_ms"),
-    ]
-    levels = [timed.groupBy(*keys).agg(*figures).withColumn("level", F.lit(level))
-              for level, keys in LEVEL_KEYS.items()]
-    merged = levels[0]
-    for level in levels[1:]:
-        merged = merged.unionByName(level, allowMissingColumns=True)
-    percentiles = {f"{name}_p{round(p * 100)}_ms": F.col(name)[i]
-                   for name in ("latency", "duration") for i, p in enumerate(PERCENTILES)}
-    return merged.withColumns({"key": row_key("level", *KEYS), **percentiles}).select(*LATENCY_COLUMNS)
+    return (figures.where(F.col("level").isin(*LEVELS)).withColumn("key", row_key("level", *KEYS))
+            .select(*LATENCY_COLUMNS))
 
 
-def errors(attempts: DataFrame) -> DataFrame:
+def errors(figures: DataFrame) -> DataFrame:
     """Count failed attempts per subscription, hour, outcome and HTTP status code."""
     keys = [*SUBSCRIPTION_KEYS, "outcome", "status_code"]
-    failed = attempts.where(F.col("outcome") != "success")
-    return failed.groupBy(keys).agg(F.count("*").alias("failed_attempts")).withColumn(
-        "key", row_key(*keys)).select(*ERROR_COLUMNS)
+    return figures.where(F.col("level") == "error").withColumn("key", row_key(*keys)).select(*ERROR_COLUMNS)
 
 
-def retry_cost(attempts: DataFrame, sends: DataFrame) -> DataFrame:
+def retry_cost(figures: DataFrame, sends: DataFrame) -> DataFrame:
     """Count the sends of each kind and the redelivery attempts per subscription and hour."""
-    kind = F.col("kind")
     counts = [
         sends.groupBy(SUBSCRIPTION_KEYS).agg(
-            count_where(kind == "publish").alias("publishes"), count_where(kind == "replay").alias("replays"),
-            count_where(kind == "retry").alias("retries"), count_where(kind == "dead_letter").alias("dead_letters"),
-            count_where(kind == "recheck").alias("rechecks"),
-            F.sum(F.when(kind == "retry", F.col("delay_ms")).otherwise(0)).cast("long").alias("retry_delay_ms")),
-        attempts.groupBy(SUBSCRIPTION_KEYS).agg(count_where(F.col("attempt") > 1).alias("retry_attempts")),
+            *(F.sum(name).alias(alias) for name, alias in (
+                ("publish", "publishes"), ("replay", "replays"), ("retry", "retries"),
+                ("dead_letter", "dead_letters"), ("recheck", "rechecks"), ("retry_delay_ms", "retry_delay_ms")))),
+        figures.where(F.col("level") == "subscription").select(*SUBSCRIPTION_KEYS, "retry_attempts"),
     ]
     return sum_by(SUBSCRIPTION_KEYS, counts).withColumn("key", row_key(*SUBSCRIPTION_KEYS)).select(
         *RETRY_COST_COLUMNS)

@@ -77,12 +77,14 @@ class ArchivedBatch:
     """A done archive batch: its rows are under `{url}/{dataset}/date={date}/batch={id}`.
 
     `layout`: 1, its tables only (archived before the report inputs); 2, its tables and report inputs.
+    `rows`: the PostgreSQL rows it removed, of every table (so at least its attempts).
     """
 
     url: str
     id: int
     date: date
     layout: int
+    rows: int
 
     def path(self, dataset: str) -> str:
         return f"{self.url.rstrip('/')}/{dataset}/date={self.date.isoformat()}/batch={self.id}"
@@ -254,8 +256,9 @@ class ReportStore:
 
     def archived_batches(self, scope: Scope) -> list[ArchivedBatch]:
         """Return the archive's done batches (their rows left PostgreSQL) with rows in the scope's hours."""
-        rows = self.execute(f"SELECT url, id, date, layout FROM archive_batches WHERE status = 'done' "
-                            f"AND {scope.sql_overlaps('first_at', 'last_at')} ORDER BY id").fetchall()
+        rows = self.execute(f"SELECT url, id, date, layout, coalesce(rows, 0) FROM archive_batches "
+                            f"WHERE status = 'done' AND {scope.sql_overlaps('first_at', 'last_at')} "
+                            f"ORDER BY id").fetchall()
         return [ArchivedBatch(*row) for row in rows]
 
     def record_layout(self, batches: Sequence[ArchivedBatch], layout: int) -> None:

@@ -176,14 +176,8 @@ FROM events GROUP BY 1, 2, 3
 """
 
 
-def percentile_fractions(accuracy: int) -> list[float]:
-    """p, then the bounds p − 1/accuracy and p + 1/accuracy, for each percentile."""
-    error = 1 / accuracy
-    return [x for p in PERCENTILES for x in (p, max(0.0, p - error), min(1.0, p + error))]
-
-
-def latency_sql(accuracy: int) -> str:
-    fractions = "ARRAY[" + ", ".join(repr(f) for f in percentile_fractions(accuracy)) + "]::float8[]"
+def latency_sql() -> str:
+    fractions = "ARRAY[" + ", ".join(repr(p) for p in PERCENTILES) + "]::float8[]"
     return f"""
 WITH d AS ({DELIVERIES}), a AS (
     SELECT date_trunc('hour', a.started_at) AS hour, d.room_id, d.sub, d.event_type, a.outcome,
@@ -229,37 +223,26 @@ def assert_hourly_matches_sql() -> None:
         assert per_delivered == (pytest.approx(attempts_sum / delivered, abs=1e-12) if delivered else None)
 
 
-def assert_latency_within_error(accuracy: int) -> None:
+def assert_latency_matches_sql() -> None:
+    """Every group's percentiles equal PostgreSQL's percentile_disc: the reports' are exact."""
     levels = {0: "event_type", 1: "subscription", 3: "room"}
     reported = {row[:5]: row[5:] for row in query(
         "SELECT level, hour, room_id, subscription_id, event_type, delivered, latency_p50_ms, latency_p95_ms, "
         "latency_p99_ms, timed_attempts, duration_p50_ms, duration_p95_ms, duration_p99_ms, duration_max_ms "
         "FROM report_latency")}
-    expected = {(levels[row[0]], *row[1:5]): row[5:] for row in query(latency_sql(accuracy))}
+    expected = {(levels[row[0]], *row[1:5]): row[5:] for row in query(latency_sql())}
     assert reported.keys() == expected.keys()
-    for grain, (delivered, lat, timed, dur, dmax) in expected.items():
-        got = reported[grain]
-        assert (got[0], got[4], got[8]) == (delivered, timed, dmax), grain
-        for values, exact in ((got[1:4], lat), (got[5:8], dur)):
-            for value, (p, low, high) in zip(values, triples(exact), strict=True):
-                assert (value is None) == (p is None), grain
-                if value is not None:
-                    assert low <= value <= high, (grain, value, low, high)
-                    if max(delivered, timed) < accuracy:  # below `accuracy` values Spark's answer is exact
-                        assert value == p, (grain, value, p)
-
-
-def triples(values: list[int] | None) -> list[tuple[Any, Any, Any]]:
-    if values is None:
-        return [(None, None, None)] * len(PERCENTILES)
-    return [tuple(values[i:i + 3]) for i in range(0, len(values), 3)]
+    mismatched = {}
+    for grain, (delivered, latency, timed, duration, duration_max) in expected.items():
+        wanted = (delivered, *(latency or [None] * 3), timed, *(duration or [None] * 3), duration_max)
+        if reported[grain] != wanted:
+            mismatched[grain] = (reported[grain], wanted)
+    assert not mismatched, f"{len(mismatched)} of {len(expected)} rows differ, e.g. {next(iter(mismatched.items()))}"
 
 
 def assert_every_figure_matches_sql() -> None:
-    from analytics import runner
-
     assert_hourly_matches_sql()
-    assert_latency_within_error(runner.job_config().percentile_accuracy)
+    assert_latency_matches_sql()
     assert_counts_match("SELECT hour, room_id, subscription_id, outcome, status_code, failed_attempts "
                         "FROM report_errors", ERRORS_SQL, 5)
     assert_counts_match("SELECT hour, room_id, subscription_id, publishes, replays, retries, dead_letters, rechecks, "
