@@ -94,6 +94,12 @@ def test_percentiles_are_postgresqls_percentile_disc_at_every_group_size() -> No
         [r["latency_ms"] for r in rows if r["subscription_id"] == 20], 0.95)
 
 
+def test_values_too_wide_to_pack_with_their_group_are_sorted_by_two_keys() -> None:
+    rows = [attempt(subscription=s, latency=v, duration=v) for s in (1, 2) for v in (2**61, -(2**61), 5, 0, 2**40)]
+
+    assert by_grain(summarised(rows)) == expected_levels(rows)
+
+
 def test_groups_without_a_success_or_a_timed_attempt_get_null_figures_and_counts_of_zero() -> None:
     rows = [
         attempt(subscription=1, outcome="failure", status=500, duration=40),
