@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from analytics.jobs.config import JobConfig
 from analytics.jobs.sources import QUERIES, jdbc, with_hour
@@ -69,15 +70,17 @@ def write_batch(spark: SparkSession, config: JobConfig, batch_id: int, path: Cal
 
 # ---- the archived side of the report inputs (analytics/jobs/sources.py reads the hot side) --------
 
-def archived_inputs(spark: SparkSession, archive: Sequence[ArchivedBatch],
-                    where: dict[str, str]) -> dict[str, DataFrame]:
+def archived_inputs(spark: SparkSession, archive: Sequence[ArchivedBatch], where: dict[str, str],
+                    schemas: dict[str, StructType]) -> dict[str, DataFrame]:
     """Return the archived rows of each report input (sources.QUERIES) in scope, with their hour (none: no batch).
 
-    `where` holds each input's scope condition on its time column (sources.TIMES).
+    `where` holds each input's scope condition on its time column (sources.TIMES), `schemas` its columns
+    as the hot read has them: the archive holds the same queries' rows, so Spark reads them with that
+    schema instead of a job per input reading one file's (0.5-2.7 s each on a cold JVM).
     """
     if not archive:
         return {}
-    inputs = {name: read_dataset(spark, archive, f"report_{name}").drop("batch") for name in QUERIES}
+    inputs = {name: read_dataset(spark, archive, f"report_{name}", schemas[name]).drop("batch") for name in QUERIES}
     return {name: with_hour(rows.where(F.expr(where[name])), name) for name, rows in inputs.items()}
 
 
@@ -88,12 +91,15 @@ def with_archive(hot: DataFrame, archived: DataFrame | None) -> DataFrame:
     return hot.unionByName(archived.select([F.col(f.name).cast(f.dataType) for f in hot.schema.fields]))
 
 
-def read_dataset(spark: SparkSession, batches: Sequence[ArchivedBatch], name: str) -> DataFrame:
-    """Return one dataset's rows of these batches (at least one) with their `batch`, read from their folders only."""
+def read_dataset(spark: SparkSession, batches: Sequence[ArchivedBatch], name: str,
+                 schema: StructType | None = None) -> DataFrame:
+    """Return one dataset's rows of these batches (at least one) with their `batch`, read from their folders only
+    (with `schema`, its columns; else the files say)."""
     by_root: dict[str, list[str]] = {}
     for batch in batches:
         by_root.setdefault(f"{batch.url.rstrip('/')}/{name}", []).append(batch.path(name))
-    frames = [spark.read.option("basePath", root).parquet(*paths).drop("date") for root, paths in by_root.items()]
+    reader = spark.read if schema is None else spark.read.schema(schema)
+    frames = [reader.option("basePath", root).parquet(*paths).drop("date") for root, paths in by_root.items()]
     union = frames[0]
     for frame in frames[1:]:
         union = union.unionByName(frame)

@@ -98,8 +98,9 @@ def stage_reports(spark: SparkSession, config: JobConfig, store: ReportStore, ru
         store.progress(run_id, 5, f"writing the report inputs of {len(older)} archive batch(es) archived without them")
         add_report_inputs(spark, older)
         store.record_layout(older, LAYOUT)
-    archived = archived_inputs(spark, batches, {name: scope.sql(TIMES[name]) for name in QUERIES})
     hot = {name: read_input(spark, config, name, scope, ids[name]) for name in QUERIES}
+    archived = archived_inputs(spark, batches, {name: scope.sql(TIMES[name]) for name in QUERIES},
+                               {name: frame.drop("hour").schema for name, frame in hot.items()})
     # Each input is read once, summarised at the finest grain any report takes from it; the small
     # summaries are cached, and the four reports built from them.
     attempts = with_archive(hot["attempts"], archived.get("attempts"))
