@@ -1,6 +1,7 @@
 -- The report figures of analytics/jobs/reports.py computed by PostgreSQL alone, for every hour:
 -- the benchmark in docs/analytics.md compares this with a full Spark run. Percentiles are exact
--- (percentile_disc); counts are the same as Spark's (tests/analytics/test_analytics_reports.py checks that).
+-- (percentile_disc), as Spark's are; every figure is the same as Spark's (tests/analytics/test_analytics_reports.py
+-- checks that).
 --   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 -f docs/analytics-postgres.sql
 \timing on
 SET TIME ZONE 'UTC';
