@@ -46,7 +46,7 @@ DDL = ("level string, hour timestamp, room_id bigint, subscription_id bigint, ev
 
 
 def summarise(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Return the figures of every group of the task's attempts (the task holds whole hour × room groups)."""
+    """Yield the figures of every group of the task's attempts (the task holds whole hour × room groups)."""
     received = list(batches)
     if not received:  # an empty task (no hour × room of the scope hashed to it)
         return
