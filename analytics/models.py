@@ -47,8 +47,9 @@ class ReportRun(models.Model):
 
     The row is the run's whole state: the console's Reports page, the API and the Celery task read
     it, and at most one run is requested or running at a time (a partial unique index). A request
-    from the console waits as `requested` until a worker's run takes it; a run started by beat or
-    `make report` takes a waiting request too, or records itself as running.
+    (the console's Refresh; `manage.py run_reports` where a follower runs) waits as `requested` until a
+    run takes it: `run_reports --follow`'s within a second where it runs, else a worker's; a run started
+    by beat or `make report` takes a waiting request too, or records itself as running.
     """
 
     class Status(models.TextChoices):

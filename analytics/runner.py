@@ -1,8 +1,11 @@
 """Run the report jobs from Django: their configuration from settings and DATABASES, in this process or a child.
 
-`manage.py run_reports` runs them here (this process is the Spark driver); the Celery task
-(analytics/tasks.py) in a child process, so a worker never hosts a JVM. Asking for a run and
-following it is analytics/runs.py.
+Where `run_reports --follow` runs (Procfile, compose: bin/reports), it runs every report run: its
+Spark driver is started and warm, so a run asked for elsewhere (`manage.py run_reports`, the
+console's Refresh, beat) is a `requested` report_runs row it takes within a second. Where none runs,
+`manage.py run_reports` runs the jobs here (this process is the Spark driver) and the Celery task
+(analytics/tasks.py) in a child process, so a worker never hosts a JVM. Asking for a run from the
+console and following it is analytics/runs.py.
 """
 
 from __future__ import annotations
@@ -15,18 +18,23 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+import psycopg
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from analytics import archive
 from analytics.jobs.config import Database, JobConfig
-from analytics.models import ArchiveRun
+from analytics.jobs.store import FOLLOWER_LOCK
+from analytics.models import ArchiveRun, ReportRun
 
 if TYPE_CHECKING:
     from analytics.jobs.main import RunSummary
 
 CHILD_TIMEOUT_S = 3 * 3600
+REQUEST_POLL_S = 1.0  # how often the follower looks for a run asked for, and an asker at its run
+STANDBY_POLL_S = 5.0  # how often a second follower tries for the lock
 log = logging.getLogger("dovecote.analytics")
 
 
@@ -65,29 +73,105 @@ def run_reports(*, since: datetime | None = None, until: datetime | None = None,
 
 
 def follow_reports(every_s: float, stop: threading.Event, *, master: str | None = None) -> None:
-    """Refresh the hours changed since the last run every `every_s`, in one Spark session, until `stop` is set.
+    """Refresh the hours changed since the last run every `every_s` and run what is asked for, until `stop` is set.
 
-    Each refresh is an incremental run (analytics/jobs/main.py); a run another process has in
-    progress is skipped, a failed one logged (its report_runs row keeps the error), and the loop goes on.
+    One Spark session serves every run, so each after the first finds the JVM started and its code
+    warm: a full run over 2.5 M attempts took 38 s in a fresh driver and 11-12 s in this one. While
+    it follows it holds the follower's lock (analytics/jobs/store.py FollowerLock): other processes
+    see it and leave their runs to it as requests, which it takes within REQUEST_POLL_S. A second
+    follower stands by until the lock is free. A run another process has in progress is skipped, a
+    failed one logged (its report_runs row keeps the error), and the loop goes on.
     """
     from analytics.jobs.main import run_reports as run  # noqa: PLC0415 - imports PySpark
     from analytics.jobs.session import LazySession  # noqa: PLC0415 - imports PySpark
-    from analytics.jobs.store import RunInProgress  # noqa: PLC0415
+    from analytics.jobs.store import FollowerLock, RunInProgress  # noqa: PLC0415
 
     config = job_config(master)
     spark = LazySession(config)
+    lock = FollowerLock(config.database)
+    standing_by = False
+    next_refresh = time.monotonic()
     try:
         while not stop.is_set():
+            try:
+                if not lock.acquire():
+                    if not standing_by:
+                        log.info("another run_reports --follow holds the follower's lock: standing by")
+                        standing_by = True
+                    stop.wait(STANDBY_POLL_S)
+                    continue
+                request = lock.waiting_request()
+            except psycopg.OperationalError as error:
+                log.warning("the follower's connection to the database failed: %s", error)
+                stop.wait(REQUEST_POLL_S)
+                continue
+            if standing_by:
+                log.info("took the follower's lock: following")
+                standing_by = False
+            if request is None and time.monotonic() < next_refresh:
+                stop.wait(min(REQUEST_POLL_S, next_refresh - time.monotonic()))
+                continue
             started = time.monotonic()
             try:
-                log.info("%s", run(spark, config))
+                if request is None:
+                    log.info("%s", run(spark, config))
+                else:
+                    summary = run(spark, config, since=request.since, until=request.until, full=request.full)
+                    log.info("%s, as asked", summary)
             except RunInProgress as busy:
                 log.info("refresh skipped: %s", busy)
             except Exception as error:  # noqa: BLE001 - logged; the next refresh tries again
-                log.warning("report refresh failed: %s: %s", type(error).__name__, error)
-            stop.wait(max(0.0, every_s - (time.monotonic() - started)))
+                log.warning("report run failed: %s: %s", type(error).__name__, error)
+                stop.wait(REQUEST_POLL_S)
+            if request is None:
+                next_refresh = started + every_s
     finally:
+        lock.release()
         spark.stop()
+
+
+def follower_is_live() -> bool:
+    """Say whether a `run_reports --follow` holds the follower's lock on this database."""
+    if not reports_supported():
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+                       "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                       "AND classid = %s AND objid = %s AND objsubid = 2)", FOLLOWER_LOCK)
+        return bool(cursor.fetchone()[0])
+
+
+def run_by_follower(*, since: datetime | None = None, until: datetime | None = None,
+                    full: bool = False) -> ReportRun | None:
+    """Ask the live follower for this run and wait until it ends; None when no follower is live to take it.
+
+    The request can be made only while no run is under way (one_active_report_run), so it waits for
+    the follower's refresh in progress. If the follower goes away before taking it, the request is
+    left for the caller's own run, which takes it (analytics/jobs/store.py start_run).
+    """
+    mode = ReportRun.Mode.FULL if full or since or until else ReportRun.Mode.INCREMENTAL
+    request = None
+    while request is None:
+        if not follower_is_live():
+            return None
+        try:
+            with transaction.atomic():
+                ReportRun.objects.retire_abandoned(timezone.now())
+                request = ReportRun.objects.create(
+                    status=ReportRun.Status.REQUESTED, mode=mode, window_start=since, window_end=until,
+                    requested_at=timezone.now(), started_at=None, heartbeat_at=None)
+        except IntegrityError:  # a run is under way or asked for: ask after it
+            time.sleep(REQUEST_POLL_S)
+    log.info("asked the follower for report run %s (%s)", request.pk, mode)
+    while True:
+        time.sleep(REQUEST_POLL_S / 2)
+        request.refresh_from_db()
+        if request.status in (ReportRun.Status.SUCCEEDED, ReportRun.Status.FAILED):
+            return request
+        if request.is_requested and not follower_is_live():
+            return None  # the follower stopped before taking it
+        if request.is_abandoned(timezone.now()):
+            ReportRun.objects.retire_abandoned(timezone.now())
 
 
 def run_archive(*, master: str | None = None, kill_after_write: bool = False) -> ArchiveRun:

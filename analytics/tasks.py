@@ -18,10 +18,15 @@ def run_reports(full: bool = False) -> str:
     """Run the report jobs (beat: hourly; the console's Refresh now) in a child process, unless one runs already.
 
     The child's run takes the request the console left, if there is one (analytics/jobs/store.py).
+    Where `run_reports --follow` runs, it is left to it: it takes the request within a second and
+    refreshes the changed hours every 30 s anyway.
     """
     if not runner.reports_supported():  # embedded mode (make demo) runs on SQLite: no JDBC source
         log.info("report run skipped: the report jobs read PostgreSQL (set DATABASE_URL)")
         return "skipped"
+    if runner.follower_is_live():
+        log.info("report run left to run_reports --follow")  # a request waits for it; the hours it refreshes itself
+        return "left to the follower"
     if alive := ReportRun.objects.alive(timezone.now()).first():
         log.info("report run skipped: %s is in progress", alive)  # no JVM started only to be turned away
         return "skipped"

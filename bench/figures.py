@@ -831,6 +831,7 @@ def archive_run(env: dict[str, str], log_dir: Path, idle_s: float) -> ArchiveTim
 class Follow:
     latencies_s: list[float]  # each write's commit → the end of the first refresh started after it
     refreshes_s: list[float]  # those refreshes' own wall time (the first starts the follower's JVM)
+    full_s: float  # then `manage.py run_reports --full`, which hands the run to the follower: wall s
 
 
 def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials: int) -> Follow:
@@ -875,6 +876,13 @@ def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials
                                        f"{before}:\n{follower.log_path.read_text()[-3000:]}")
                 latencies.append((run[2] - written).total_seconds())
                 refreshes.append((run[2] - run[1]).total_seconds())
+        started = time.monotonic()
+        full = subprocess.run([sys.executable, "manage.py", "run_reports", "--full"], cwd=ROOT, env=env,
+                              capture_output=True, text=True, check=False)
+        full_s = time.monotonic() - started
+        if full.returncode != 0 or "run by run_reports --follow" not in full.stdout:
+            raise RuntimeError(f"run_reports --full was not run by the follower ({full.returncode}):\n"
+                               f"{full.stdout}{full.stderr[-3000:]}\n{follower.log_path.read_text()[-3000:]}")
     finally:
         follower.stop()
-    return Follow(latencies, refreshes)
+    return Follow(latencies, refreshes, full_s)

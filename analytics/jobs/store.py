@@ -30,6 +30,9 @@ from analytics.jobs.config import Database, IdRange
 from analytics.jobs.hours import Scope
 
 HEARTBEAT_S = 10  # how often a running run writes its heartbeat
+# The session-level advisory lock (pg_advisory_lock's two int4 keys) the live `run_reports --follow` holds on a
+# connection of its own: other processes hand their runs to it while it is held (analytics/models.py).
+FOLLOWER_LOCK = (0x646F7665, 1)
 HEARTBEAT_TIMEOUT_S = 60  # a running run whose heartbeat is older has lost its driver
 ABANDONED_ERROR = "abandoned: the process running it stopped (its heartbeat stopped)"
 
@@ -117,6 +120,57 @@ WITH changed AS MATERIALIZED (
 )
 SELECT DISTINCT date_trunc('hour', at) FROM stamps ORDER BY 1
 """
+
+
+@dataclass(frozen=True)
+class Request:
+    """A run asked for and waiting for a driver to take it (a `requested` report_runs row)."""
+
+    run_id: int
+    full: bool
+    since: datetime | None
+    until: datetime | None
+
+
+class FollowerLock:
+    """The follower's own connection, holding FOLLOWER_LOCK while it follows, and what it reads of the requests.
+
+    PostgreSQL keeps the lock while the connection lives and frees it when the process dies (its
+    socket closes), so `pg_locks` says whether a follower is live without a heartbeat of its own.
+    """
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+        self.connection: psycopg.Connection | None = None
+
+    def acquire(self) -> bool:
+        """Take the lock unless another follower holds it (or keep it: a lost connection is made again)."""
+        if self.connection is not None and not self.connection.closed:
+            return True
+        connection = psycopg.connect(**self.database.psycopg_kwargs(), autocommit=True, options="-c TimeZone=UTC",
+                                     application_name="dovecote-reports-follower")
+        if connection.execute("SELECT pg_try_advisory_lock(%s, %s)", FOLLOWER_LOCK).fetchone() == (True,):
+            self.connection = connection
+            return True
+        connection.close()
+        return False
+
+    def waiting_request(self) -> Request | None:
+        """The run asked for and not taken yet, if there is one (at most one: the index one_active_report_run)."""
+        assert self.connection is not None, "acquire() first"
+        try:
+            row = self.connection.execute(
+                "SELECT id, mode, window_start, window_end FROM report_runs WHERE status = 'requested' "
+                "ORDER BY id LIMIT 1").fetchone()
+        except psycopg.OperationalError:
+            self.release()  # the lock went with the connection: acquire() takes it again, if it can
+            raise
+        return None if row is None else Request(row[0], row[1] == "full", row[2], row[3])
+
+    def release(self) -> None:
+        if self.connection is not None:
+            self.connection.close()  # the lock is the session's: it goes with it
+            self.connection = None
 
 
 class ReportStore:

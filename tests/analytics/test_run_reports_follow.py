@@ -1,5 +1,6 @@
 """`run_reports --follow` keeps one Spark session and refreshes the changed hours every few seconds: new
-traffic shows in the reports without another command, and SIGTERM ends it cleanly.
+traffic shows in the reports without another command, the runs asked for elsewhere are its to run,
+and SIGTERM ends it cleanly.
 
 The SIGTERM goes to its whole process group, as honcho stops `make run`'s processes: it reaches the
 Spark JVM too, which used to end the command with exit status 1 (the driver's stop could no longer
@@ -14,12 +15,16 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
+from django.utils import timezone
 
-from analytics import synthetic_history
+from analytics import runner, runs, synthetic_history, tasks
+from analytics.models import ReportRun
 from tests import workers
 from tests.analytics.test_analytics_reports import require_spark
 
@@ -64,6 +69,22 @@ def test_following_refreshes_the_reports_with_new_traffic_and_stops_on_sigterm(t
         synthetic_history.generate(100, 0.2, seed=6, end=end)  # new traffic, committed: the next refresh takes it
         wait_for(lambda: published_in_reports() == published_in_log(), "the new traffic in the reports", log, process)
         assert "incremental" in log.read_text(), log.read_text()
+
+        # What is asked for elsewhere is the follower's to run, in its warm driver.
+        assert runner.follower_is_live()
+        assert tasks.run_reports() == "left to the follower"  # beat's run, or the Refresh's: no child, no JVM
+        request, _ = runs.ask(timezone.now())  # the console's Refresh
+        wait_for(lambda: ReportRun.objects.get(pk=request.pk).status == ReportRun.Status.SUCCEEDED,
+                 f"the console's request (run {request.pk}) run", log, process)
+        assert f"report run {request.pk} (incremental" in log.read_text(), log.read_text()
+        out = StringIO()
+        call_command("run_reports", "--full", stdout=out)  # waits for the follower's run
+        [asked] = ReportRun.objects.filter(mode=ReportRun.Mode.FULL).order_by("-id")[:1]
+        assert asked.status == ReportRun.Status.SUCCEEDED, (asked.status, asked.error)
+        assert out.getvalue().startswith(f"report run {asked.pk} (full, ") and "run by run_reports --follow" in \
+            out.getvalue(), out.getvalue()
+        assert f"report run {asked.pk} (full, " in log.read_text(), log.read_text()
+        assert published_in_reports() == published_in_log()
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -73,4 +94,5 @@ def test_following_refreshes_the_reports_with_new_traffic_and_stops_on_sigterm(t
             raise
     assert process.returncode == 0, log.read_text()
     assert "stopped following" in log.read_text(), log.read_text()
+    assert not runner.follower_is_live()  # its lock went with its connection
     # py4j itself may still log its lost connection (with a traceback) when the JVM died mid-command.

@@ -46,6 +46,7 @@ ROWS = [
     "reports from the archive + the hot tail",
     "event → report with `run_reports --follow",
     "an incremental refresh of the hour those messages changed",
+    "reports from the archive + the hot tail: `run_reports --full` handed to the follower",
     "broker failover: SIGKILL of the Artemis primary",
     "sends confirmed over the failover",
 ]

@@ -26,13 +26,15 @@ def moment(text: str) -> datetime:
 
 
 class Command(BaseCommand):
-    help = "Recompute the report tables: the hours changed since the last run, or every hour with --full."
+    help = ("Recompute the report tables: the hours changed since the last run, or every hour with --full. Where "
+            "run_reports --follow runs, it runs the run (its Spark driver is warm) and this command waits for it.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--since", type=moment,
                             help="recompute every hour from this one (ISO 8601, UTC if no zone); keeps the watermark")
         parser.add_argument("--until", type=moment, help="recompute every hour before this time")
-        parser.add_argument("--master", help="Spark master URL (default DOVECOTE_SPARK_MASTER, local[*])")
+        parser.add_argument("--master", help="Spark master URL (default DOVECOTE_SPARK_MASTER, local[*]); the run "
+                                             "is then this process's even where a follower runs")
         parser.add_argument("--full", action="store_true", help="every hour, not only those changed")
         parser.add_argument("--follow", action="store_true",
                             help="keep one Spark session and refresh the changed hours every --every seconds "
@@ -48,6 +50,13 @@ class Command(BaseCommand):
             if every <= 0:
                 raise CommandError(f"--every must be a number of seconds above 0, not {every:g}")
             self.follow(every, master)
+            return
+        if master is None and (asked := runner.run_by_follower(since=since, until=until, full=full)) is not None:
+            if asked.status == asked.Status.FAILED:
+                raise CommandError(f"report run {asked.pk} failed in run_reports --follow: {asked.error}")
+            seconds = asked.duration(asked.finished_at).total_seconds() if asked.finished_at else 0.0
+            self.stdout.write(f"report run {asked.pk} ({asked.mode}, {asked.scope}): {asked.rows_written} rows over "
+                              f"{asked.hours_processed} hours in {seconds:.1f} s, run by run_reports --follow")
             return
         try:
             summary = runner.run_reports(since=since, until=until, full=full, master=master)
