@@ -44,7 +44,7 @@ PERCENTILES = [("p50", "latency_p50_ms"), ("p95", "latency_p95_ms"), ("p99", "la
 EXTRA_SENDS = [("retries", "retries"), ("dead letters", "dead_letters"), ("rechecks", "rechecks"),
                ("replays", "replays")]
 NOTICES = {
-    Refresh.REQUESTED: "Report run requested: it starts when a Celery worker picks it up.",
+    Refresh.REQUESTED: "Report run requested: it starts when a Celery worker (or run_reports --follow) picks it up.",
     Refresh.IN_PROGRESS: "A report run is already in progress: no second run was started.",
     Refresh.ALREADY_REQUESTED: "A report run is already requested and waiting for a worker.",
     Refresh.UNSUPPORTED: "The report jobs read PostgreSQL: this instance runs on SQLite, so no run was started.",
