@@ -26,14 +26,15 @@ from django.utils import timezone
 
 from analytics import archive
 from analytics.jobs.config import Database, JobConfig
-from analytics.jobs.store import FOLLOWER_LOCK
+from analytics.jobs.store import FOLLOWER_LOCK, REQUESTS_CHANNEL
 from analytics.models import ArchiveRun, ReportRun
 
 if TYPE_CHECKING:
     from analytics.jobs.main import RunSummary
 
 CHILD_TIMEOUT_S = 3 * 3600
-REQUEST_POLL_S = 1.0  # how often the follower looks for a run asked for, and an asker at its run
+REQUEST_POLL_S = 1.0  # how often the follower looks for a run asked for (a NOTIFY wakes it at once)
+ASKER_POLL_S = 0.1  # how often a process that asked the follower for a run looks at it
 STANDBY_POLL_S = 5.0  # how often a second follower tries for the lock
 log = logging.getLogger("dovecote.analytics")
 
@@ -78,7 +79,8 @@ def follow_reports(every_s: float, stop: threading.Event, *, master: str | None 
     One Spark session serves every run, so each after the first finds the JVM started and its code
     warm: a full run over 2.5 M attempts took 38 s in a fresh driver and 11-12 s in this one. While
     it follows it holds the follower's lock (analytics/jobs/store.py FollowerLock): other processes
-    see it and leave their runs to it as requests, which it takes within REQUEST_POLL_S. A second
+    see it and leave their runs to it as requests; a NOTIFY in the request's transaction wakes it at
+    once (and it looks every REQUEST_POLL_S, between its refreshes, in any case). A second
     follower stands by until the lock is free. A run another process has in progress is skipped, a
     failed one logged (its report_runs row keeps the error), and the loop goes on.
     """
@@ -109,7 +111,11 @@ def follow_reports(every_s: float, stop: threading.Event, *, master: str | None 
                 log.info("took the follower's lock: following")
                 standing_by = False
             if request is None and time.monotonic() < next_refresh:
-                stop.wait(min(REQUEST_POLL_S, next_refresh - time.monotonic()))
+                try:
+                    lock.wait_for_request(min(REQUEST_POLL_S, next_refresh - time.monotonic()))
+                except psycopg.OperationalError as error:
+                    log.warning("the follower's connection to the database failed: %s", error)
+                    stop.wait(REQUEST_POLL_S)
                 continue
             started = time.monotonic()
             try:
@@ -141,6 +147,13 @@ def follower_is_live() -> bool:
         return bool(cursor.fetchone()[0])
 
 
+def wake_follower() -> None:
+    """Tell the follower, if one listens, that a run was asked for (sent when the caller's transaction commits)."""
+    if reports_supported():
+        with connection.cursor() as cursor:
+            cursor.execute(f"NOTIFY {REQUESTS_CHANNEL}")
+
+
 def run_by_follower(*, since: datetime | None = None, until: datetime | None = None,
                     full: bool = False) -> ReportRun | None:
     """Ask the live follower for this run and wait until it ends; None when no follower is live to take it.
@@ -160,11 +173,12 @@ def run_by_follower(*, since: datetime | None = None, until: datetime | None = N
                 request = ReportRun.objects.create(
                     status=ReportRun.Status.REQUESTED, mode=mode, window_start=since, window_end=until,
                     requested_at=timezone.now(), started_at=None, heartbeat_at=None)
+                wake_follower()
         except IntegrityError:  # a run is under way or asked for: ask after it
-            time.sleep(REQUEST_POLL_S)
+            time.sleep(ASKER_POLL_S)
     log.info("asked the follower for report run %s (%s)", request.pk, mode)
     while True:
-        time.sleep(REQUEST_POLL_S / 2)
+        time.sleep(ASKER_POLL_S)
         request.refresh_from_db()
         if request.status in (ReportRun.Status.SUCCEEDED, ReportRun.Status.FAILED):
             return request

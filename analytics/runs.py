@@ -118,6 +118,7 @@ def request_report_run(now: datetime) -> Refresh:
 
 def ask(now: datetime) -> tuple[ReportRun, bool]:
     """Record the request: the stalled one again, or a new row; return it and whether it is new."""
+    runner.wake_follower()  # where run_reports --follow runs, it takes the request at once
     stalled = ReportRun.objects.filter(status=ReportRun.Status.REQUESTED).first()
     if stalled is not None:
         ReportRun.objects.filter(pk=stalled.pk).update(requested_at=now)

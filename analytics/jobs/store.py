@@ -33,6 +33,7 @@ HEARTBEAT_S = 10  # how often a running run writes its heartbeat
 # The session-level advisory lock (pg_advisory_lock's two int4 keys) the live `run_reports --follow` holds on a
 # connection of its own: other processes hand their runs to it while it is held (analytics/models.py).
 FOLLOWER_LOCK = (0x646F7665, 1)
+REQUESTS_CHANNEL = "dovecote_report_requests"  # NOTIFYed in the transaction that asks for a run: wakes the follower
 HEARTBEAT_TIMEOUT_S = 60  # a running run whose heartbeat is older has lost its driver
 ABANDONED_ERROR = "abandoned: the process running it stopped (its heartbeat stopped)"
 
@@ -150,6 +151,7 @@ class FollowerLock:
         connection = psycopg.connect(**self.database.psycopg_kwargs(), autocommit=True, options="-c TimeZone=UTC",
                                      application_name="dovecote-reports-follower")
         if connection.execute("SELECT pg_try_advisory_lock(%s, %s)", FOLLOWER_LOCK).fetchone() == (True,):
+            connection.execute(f"LISTEN {REQUESTS_CHANNEL}")
             self.connection = connection
             return True
         connection.close()
@@ -166,6 +168,16 @@ class FollowerLock:
             self.release()  # the lock went with the connection: acquire() takes it again, if it can
             raise
         return None if row is None else Request(row[0], row[1] == "full", row[2], row[3])
+
+    def wait_for_request(self, timeout: float) -> None:
+        """Wait up to `timeout` s for a NOTIFY that a run was asked for (read it with waiting_request())."""
+        assert self.connection is not None, "acquire() first"
+        try:
+            for _ in self.connection.notifies(timeout=max(0.0, timeout), stop_after=1):
+                break
+        except psycopg.OperationalError:
+            self.release()
+            raise
 
     def release(self) -> None:
         if self.connection is not None:
