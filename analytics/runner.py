@@ -2,7 +2,7 @@
 
 Where `run_reports --follow` runs (Procfile, compose: bin/reports), it runs every report run: its
 Spark driver is started and warm, so a run asked for elsewhere (`manage.py run_reports`, the
-console's Refresh, beat) is a `requested` report_runs row it takes within a second. Where none runs,
+console's Refresh, beat) is a `requested` report_runs row it takes at once. Where none runs,
 `manage.py run_reports` runs the jobs here (this process is the Spark driver) and the Celery task
 (analytics/tasks.py) in a child process, so a worker never hosts a JVM. Asking for a run from the
 console and following it is analytics/runs.py.
