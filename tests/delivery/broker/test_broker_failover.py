@@ -65,7 +65,7 @@ def test_killing_the_primary_hands_every_confirmed_message_to_the_backup(pair: A
     destination = f"room-failover::subscription-{uuid.uuid4().hex[:8]}"
     broker = connect(pair.url, connect_timeout=5, receipt_timeout=5)
     assert isinstance(broker, StompBroker) and broker.address == f"127.0.0.1:{pair.primary.port}"
-    confirmed: dict[str, float] = {}  # body -> when it is due (epoch s)
+    confirmed: dict[str, float] = {}  # body -> when it is due (epoch s): its making + its delay
     confirmed_at: list[float] = []  # when each confirmation came
     unconfirmed: list[str] = []
     arrivals: list[tuple[str, float]] = []
@@ -86,13 +86,14 @@ def test_killing_the_primary_hands_every_confirmed_message_to_the_backup(pair: A
                 return
             body = f"m{n}"
             delay_ms = 3000 if n % 10 == 0 else 0  # every tenth is a retry, scheduled 3 s later
+            made_at = time.time()  # a message's delay counts from its making, not from its send (OutgoingMessage)
             try:
                 broker.send(OutgoingMessage(destination, body.encode(), {"persistent": "true"}, delay_ms=delay_ms))
             except SendFailed:
                 unconfirmed.append(body)
                 time.sleep(0.05)
                 continue
-            confirmed[body] = time.time() + delay_ms / 1000
+            confirmed[body] = made_at + delay_ms / 1000
             confirmed_at.append(time.time())
             time.sleep(0.01)
 
