@@ -30,7 +30,7 @@ from analytics.jobs.store import FOLLOWER_LOCK, REQUESTS_CHANNEL
 from analytics.models import ArchiveRun, ReportRun
 
 if TYPE_CHECKING:
-    from analytics.jobs.main import RunSummary
+    from analytics.jobs.store import RunSummary
 
 CHILD_TIMEOUT_S = 3 * 3600
 REQUEST_POLL_S = 1.0  # how often the follower looks for a run asked for (a NOTIFY wakes it at once)

@@ -18,7 +18,7 @@ def run_reports(full: bool = False) -> str:
     """Run the report jobs (beat: hourly; the console's Refresh now) in a child process, unless one runs already.
 
     The child's run takes the request the console left, if there is one (analytics/jobs/store.py).
-    Where `run_reports --follow` runs, it is left to it: it takes the request within a second and
+    Where `run_reports --follow` runs, it is left to it: it takes the request at once and
     refreshes the changed hours every 30 s anyway.
     """
     if not runner.reports_supported():  # embedded mode (make demo) runs on SQLite: no JDBC source

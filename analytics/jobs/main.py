@@ -11,7 +11,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from analytics.jobs.config import Database, JobConfig
 from analytics.jobs.hours import UTC, Scope
 from analytics.jobs.session import LazySession
 from analytics.jobs.sources import QUERIES, TIMES, partitions_for, read_input
-from analytics.jobs.store import INPUTS, Marks, Report, ReportStore, RunInProgress
+from analytics.jobs.store import INPUTS, Marks, Report, ReportStore, RunInProgress, RunSummary
 
 REPORTS = [
     Report("report_hourly", reports.HOURLY_COLUMNS),
@@ -36,20 +35,6 @@ REPORTS = [
     Report("report_errors", reports.ERROR_COLUMNS),
     Report("report_retry_cost", reports.RETRY_COST_COLUMNS),
 ]
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    run_id: int
-    mode: str
-    scope: str
-    rows_written: int
-    hours_processed: int
-    seconds: float
-
-    def __str__(self) -> str:
-        return (f"report run {self.run_id} ({self.mode}, {self.scope}): {self.rows_written} rows over "
-                f"{self.hours_processed} hours in {self.seconds:.1f} s")
 
 
 def run_reports(spark: Callable[[], SparkSession], config: JobConfig, *, since: datetime | None = None,

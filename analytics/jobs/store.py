@@ -31,7 +31,7 @@ from analytics.jobs.hours import Scope
 
 HEARTBEAT_S = 10  # how often a running run writes its heartbeat
 # The session-level advisory lock (pg_advisory_lock's two int4 keys) the live `run_reports --follow` holds on a
-# connection of its own: other processes hand their runs to it while it is held (analytics/models.py).
+# connection of its own: other processes hand their runs to it while it is held (analytics/runner.py).
 FOLLOWER_LOCK = (0x646F7665, 1)
 REQUESTS_CHANNEL = "dovecote_report_requests"  # NOTIFYed in the transaction that asks for a run: wakes the follower
 HEARTBEAT_TIMEOUT_S = 60  # a running run whose heartbeat is older has lost its driver
@@ -124,10 +124,23 @@ SELECT DISTINCT date_trunc('hour', at) FROM stamps ORDER BY 1
 
 
 @dataclass(frozen=True)
+class RunSummary:
+    run_id: int
+    mode: str
+    scope: str
+    rows_written: int
+    hours_processed: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return (f"report run {self.run_id} ({self.mode}, {self.scope}): {self.rows_written} rows over "
+                f"{self.hours_processed} hours in {self.seconds:.1f} s")
+
+
+@dataclass(frozen=True)
 class Request:
     """A run asked for and waiting for a driver to take it (a `requested` report_runs row)."""
 
-    run_id: int
     full: bool
     since: datetime | None
     until: datetime | None
@@ -162,12 +175,12 @@ class FollowerLock:
         assert self.connection is not None, "acquire() first"
         try:
             row = self.connection.execute(
-                "SELECT id, mode, window_start, window_end FROM report_runs WHERE status = 'requested' "
+                "SELECT mode, window_start, window_end FROM report_runs WHERE status = 'requested' "
                 "ORDER BY id LIMIT 1").fetchone()
         except psycopg.OperationalError:
             self.release()  # the lock went with the connection: acquire() takes it again, if it can
             raise
-        return None if row is None else Request(row[0], row[1] == "full", row[2], row[3])
+        return None if row is None else Request(row[0] == "full", row[1], row[2])
 
     def wait_for_request(self, timeout: float) -> None:
         """Wait up to `timeout` s for a NOTIFY that a run was asked for (read it with waiting_request())."""

@@ -12,7 +12,7 @@ from django.utils.dateparse import parse_datetime
 
 from analytics import runner
 from analytics.jobs.hours import UTC
-from analytics.jobs.store import RunInProgress
+from analytics.jobs.store import RunInProgress, RunSummary
 
 FOLLOW_EVERY_S = 30.0
 log = logging.getLogger("dovecote.analytics")
@@ -55,8 +55,9 @@ class Command(BaseCommand):
             if asked.status == asked.Status.FAILED:
                 raise CommandError(f"report run {asked.pk} failed in run_reports --follow: {asked.error}")
             seconds = asked.duration(asked.finished_at).total_seconds() if asked.finished_at else 0.0
-            self.stdout.write(f"report run {asked.pk} ({asked.mode}, {asked.scope}): {asked.rows_written} rows over "
-                              f"{asked.hours_processed} hours in {seconds:.1f} s, run by run_reports --follow")
+            summary = RunSummary(asked.pk, asked.mode, asked.scope, asked.rows_written or 0, asked.hours_processed or 0,
+                                 seconds)
+            self.stdout.write(f"{summary}, run by run_reports --follow")
             return
         try:
             summary = runner.run_reports(since=since, until=until, full=full, master=master)
