@@ -29,6 +29,7 @@ from django.db.models import Model
 from psycopg.types.json import Json, Jsonb
 
 from delivery.models import Delivery, Message, SendRecord
+from delivery.statements import array
 from rooms.models import ApiKey, Room
 
 
@@ -63,12 +64,12 @@ def queue_sends(sends: Sequence[SendRecord], now: datetime) -> None:
     # (DeliveryQuerySet.update, delivery/statements.py): a worker claims a frame that reached it before
     # its receipt was recorded, and two statements locking the same rows in different orders deadlock.
     table = Delivery._meta.db_table
-    locked = f"SELECT id FROM {table} WHERE id = ANY(%s) AND status = %s ORDER BY id FOR NO KEY UPDATE"
+    locked = f"SELECT id FROM {table} WHERE id = ANY(%s::bigint[]) AND status = %s ORDER BY id FOR NO KEY UPDATE"
     queued = (f"UPDATE {table} SET status = %s, claimed_until = NULL, updated_at = %s "
               f"WHERE id IN (SELECT id FROM locked) AND status = %s")
     _stamp(sends, fields)
     ids = _run(f"WITH locked AS ({locked}), queued AS ({queued}) {sql}", [
-        [send.delivery_id for send in sends], Delivery.Status.PENDING, Delivery.Status.QUEUED, now,
+        array([send.delivery_id for send in sends]), Delivery.Status.PENDING, Delivery.Status.QUEUED, now,
         Delivery.Status.PENDING, _rows_json(sends, fields)])
     for row, (new_id,) in zip(sends, ids, strict=True):
         row.pk = new_id
