@@ -84,12 +84,17 @@ def _claim_first(subscription_ids: set[int]) -> list[tuple[int, str]]:
     """Claim a first session for each of these active push subscriptions that has none; the (id, start token)s.
 
     The subscriptions' rows are locked in id order, skipping those another transaction holds: when that is
-    another claimer, it is starting the session; otherwise beat's dispatch_push_sessions tries again within
-    a second. Under the locks, lapsed claims are removed and a claim is added where none is left.
+    another claimer, it is starting the session; otherwise (the subscription being changed or deleted)
+    beat's dispatch_push_sessions tries again within a second. Under the locks, lapsed claims are removed
+    and a claim is added where none is left. The lock is FOR NO KEY UPDATE: claimers exclude
+    each other, and a change or delete of the row excludes them, but a publish does not. Each new delivery's
+    foreign-key check holds FOR KEY SHARE on its subscription's row while its transaction commits, and
+    FOR UPDATE skipped the row then: under 500 publishes a second to a new subscription, the relay's start of
+    its session was skipped and the first deliveries waited up to a second for beat's dispatch.
     """
     now = timezone.now()
     with transaction.atomic():
-        locked = list(Subscription.objects.select_for_update(skip_locked=True).filter(
+        locked = list(Subscription.objects.select_for_update(no_key=True, skip_locked=True).filter(
             pk__in=subscription_ids, type=Subscription.Type.PUSH, status=Subscription.Status.ACTIVE)
             .order_by("pk").values_list("pk", flat=True))
         if not locked:
@@ -106,7 +111,7 @@ def _claim(subscription_id: int, token: str, ttl: timedelta) -> bool:
     """Add the engine's claim for one more session of a subscription (active, push) if it has room; True if added."""
     now = timezone.now()
     with transaction.atomic():
-        locked = (Subscription.objects.select_for_update().filter(
+        locked = (Subscription.objects.select_for_update(no_key=True).filter(  # as _claim_first locks it
             pk=subscription_id, type=Subscription.Type.PUSH, status=Subscription.Status.ACTIVE)
             .values_list("max_in_flight", flat=True).first())  # one claimer at a time counts the sessions
         if locked is None:

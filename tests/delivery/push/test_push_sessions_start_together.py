@@ -14,7 +14,7 @@ from django.utils import timezone
 from delivery.models import PushClaim
 from delivery.push import claims
 from subscriptions.models import Subscription
-from tests.factories import make_room, make_subscription
+from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,7 +43,8 @@ def test_a_lapsed_claim_is_replaced_and_a_live_one_kept() -> None:
     assert "gone" not in PushClaim.objects.filter(subscription=lapsed).values_list("token", flat=True)
 
 
-def test_a_subscription_whose_row_another_transaction_holds_is_left_for_the_next_dispatch() -> None:
+@pytest.mark.parametrize("no_key", [True, False], ids=["another claimer", "a change or delete"])
+def test_a_subscription_whose_row_another_transaction_holds_is_left_for_the_next_dispatch(no_key: bool) -> None:
     room = make_room()
     held, free = make_subscription(room), make_subscription(room)
     locked, release = threading.Event(), threading.Event()
@@ -51,7 +52,7 @@ def test_a_subscription_whose_row_another_transaction_holds_is_left_for_the_next
     def hold_the_row() -> None:
         try:
             with transaction.atomic():
-                Subscription.objects.select_for_update().filter(pk=held.pk).first()
+                Subscription.objects.select_for_update(no_key=no_key).filter(pk=held.pk).first()
                 locked.set()
                 release.wait(30)
         finally:
@@ -66,6 +67,40 @@ def test_a_subscription_whose_row_another_transaction_holds_is_left_for_the_next
         release.set()
         holder.join(30)
     assert claims.start_sessions([held.pk, free.pk]) == [held.pk]
+
+
+def test_a_publish_committing_deliveries_to_a_subscription_does_not_keep_its_session_from_starting() -> None:
+    """A new delivery's foreign-key check holds FOR KEY SHARE on its subscription's row until its transaction ends.
+
+    Under 500 publishes a second to a new subscription one publish or another was always committing, and the
+    relay's start of the session skipped the row: the first deliveries waited up to a second for beat's dispatch.
+    """
+    room = make_room()
+    subscription = make_subscription(room)
+    checked, release = threading.Event(), threading.Event()
+
+    def publish_and_hold() -> None:
+        try:
+            with transaction.atomic():
+                make_delivery(make_message(room), subscription)
+                with connection.cursor() as cursor:
+                    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred check runs now, as at a commit
+                checked.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    publisher = threading.Thread(target=publish_and_hold)
+    publisher.start()
+    try:
+        assert checked.wait(30), "the publish never ran its foreign-key check"
+        with transaction.atomic():  # the publish holds the row: a FOR UPDATE claimer would skip it
+            assert not Subscription.objects.select_for_update(skip_locked=True).filter(pk=subscription.pk).exists()
+        assert claims.start_sessions([subscription.pk]) == [subscription.pk]
+    finally:
+        release.set()
+        publisher.join(30)
+    assert PushClaim.objects.filter(subscription=subscription).count() == 1
 
 
 def test_adopting_a_batch_takes_each_claim_once_and_gives_back_the_surplus() -> None:
