@@ -86,7 +86,7 @@ def array(values: Iterable[int | str | uuid.UUID | datetime | None]) -> str:
     """PostgreSQL's text form of a one-dimensional array of `values`, for a parameter cast to its type (`%s::int[]`).
 
     psycopg adapts a list in Python, element by element, with a dumper it looks for on each list: the
-    parameters of a 17-row claim and record took 130 and 263 µs that way, and 50 and 86 µs as text (a scratch
+    parameters of a 17-row claim and record took 130 and 263 µs that way, and 34 and 66 µs as text (a scratch
     script; docs/benchmarks.md "The push statements' arrays as text"). The statement, its parameters' types
     and so its plan stay the same: PostgreSQL reads the text with the cast's array input function. Texts are
     quoted (any character may be in one); None is NULL.

@@ -36,7 +36,7 @@ def claim_while_deleting(subscription: Subscription, delete: Callable[[], object
     def claimer() -> None:
         try:
             with transaction.atomic():
-                Subscription.objects.select_for_update().filter(pk=subscription.pk).first()
+                Subscription.objects.select_for_update(no_key=True).filter(pk=subscription.pk).first()  # as claims.py
                 PushClaim.objects.create(subscription_id=subscription.pk, token=uuid.uuid4().hex,
                                          until=timezone.now() + timedelta(seconds=15))
                 locked.set()

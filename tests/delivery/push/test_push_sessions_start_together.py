@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -43,29 +45,40 @@ def test_a_lapsed_claim_is_replaced_and_a_live_one_kept() -> None:
     assert "gone" not in PushClaim.objects.filter(subscription=lapsed).values_list("token", flat=True)
 
 
+@contextmanager
+def held_in_another_transaction(take: Callable[[], object]) -> Iterator[None]:
+    """Run `take` in a transaction on another thread's connection, and keep that transaction open inside the block."""
+    taken, release, failed = threading.Event(), threading.Event(), []
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                take()
+                taken.set()
+                release.wait(30)
+        except Exception as error:  # noqa: BLE001 - reported by the test's thread
+            failed.append(error)
+            taken.set()
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert taken.wait(30) and not failed, failed or "the other transaction never took its locks"
+        yield
+    finally:
+        release.set()
+        holder.join(30)
+
+
 @pytest.mark.parametrize("no_key", [True, False], ids=["another claimer", "a change or delete"])
 def test_a_subscription_whose_row_another_transaction_holds_is_left_for_the_next_dispatch(no_key: bool) -> None:
     room = make_room()
     held, free = make_subscription(room), make_subscription(room)
-    locked, release = threading.Event(), threading.Event()
-
-    def hold_the_row() -> None:
-        try:
-            with transaction.atomic():
-                Subscription.objects.select_for_update(no_key=no_key).filter(pk=held.pk).first()
-                locked.set()
-                release.wait(30)
-        finally:
-            connections.close_all()
-
-    holder = threading.Thread(target=hold_the_row)
-    holder.start()
-    try:
-        assert locked.wait(30), "the other transaction never locked the subscription's row"
+    with held_in_another_transaction(
+            lambda: Subscription.objects.select_for_update(no_key=no_key).filter(pk=held.pk).first()):
         assert claims.start_sessions([held.pk, free.pk]) == [free.pk]  # not a wait for the lock
-    finally:
-        release.set()
-        holder.join(30)
     assert claims.start_sessions([held.pk, free.pk]) == [held.pk]
 
 
@@ -77,29 +90,16 @@ def test_a_publish_committing_deliveries_to_a_subscription_does_not_keep_its_ses
     """
     room = make_room()
     subscription = make_subscription(room)
-    checked, release = threading.Event(), threading.Event()
 
-    def publish_and_hold() -> None:
-        try:
-            with transaction.atomic():
-                make_delivery(make_message(room), subscription)
-                with connection.cursor() as cursor:
-                    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred check runs now, as at a commit
-                checked.set()
-                release.wait(30)
-        finally:
-            connections.close_all()
+    def publish_with_its_key_checked() -> None:
+        make_delivery(make_message(room), subscription)
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # the deferred check runs now, as at a commit
 
-    publisher = threading.Thread(target=publish_and_hold)
-    publisher.start()
-    try:
-        assert checked.wait(30), "the publish never ran its foreign-key check"
+    with held_in_another_transaction(publish_with_its_key_checked):
         with transaction.atomic():  # the publish holds the row: a FOR UPDATE claimer would skip it
             assert not Subscription.objects.select_for_update(skip_locked=True).filter(pk=subscription.pk).exists()
         assert claims.start_sessions([subscription.pk]) == [subscription.pk]
-    finally:
-        release.set()
-        publisher.join(30)
     assert PushClaim.objects.filter(subscription=subscription).count() == 1
 
 
