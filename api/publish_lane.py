@@ -8,16 +8,18 @@ body is plainly valid, and then does exactly what PublishView (BatchPublishView)
 (api/delivery/views.py):
 
 1. the API key, and the room it may use, from the per-process cache the view fills (api/auth.py
-   `KNOWN`; verified in the publish's own transaction, delivery.publish.stale_checks);
+   `KNOWN`; verified in the publish's own transaction, delivery.publish.stale_checks); a room the
+   cached key names that the process has not read yet, the lane reads once itself;
 2. the key's rate limit (the same counter as every other request, dovecote/throttling.py);
 3. the body read by the same JSON reader, its fields as PublishSerializer would take them;
 4. delivery.publish.publish (publish_many), the same function: the 202 is sent after the commit.
 
-Anything else goes to Django untouched (the body it read is handed on): an unknown key or room, a
-key due its last-used mark, a rate limit reached, any field DRF would change or refuse, an event the
-room refuses, a key or room changed since the process read them. Django then answers as it always
-does, so every error, header and status is the view's own; the lane has no error of its own. Its
-202 carries the headers the view's last 202 carried (security headers, Vary, CSP: the middleware's).
+Anything else goes to Django untouched (the body it read is handed on): an unknown key, a room the
+cached key is not known to name or that does not exist, a rate limit reached, any field DRF would
+change or refuse, an event the room refuses, a key or room changed since the process read them.
+Django then answers as it always does, so every error, header and status is the view's own; the lane
+has no error of its own. Its 202 carries the headers the view's last 202 carried (security headers,
+Vary, CSP: the middleware's). Like the view, it writes the key's last use, once a minute.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 
 from api.auth import KNOWN, checked
@@ -39,7 +40,6 @@ from dovecote import tracing
 from dovecote.inputs import BadJson, parse_json
 from dovecote.throttling import within_key_rate
 from dovecote.web import StartResponse, WsgiApp
-from rooms.models import LAST_USED_GRANULARITY, ApiKey
 
 PATH = re.compile(r"/api/v1/rooms/([1-9][0-9]{0,18})/messages/(batch/)?")
 # PublishSerializer's fields: the longest text each takes (api/delivery/serializers.py).
@@ -118,9 +118,13 @@ def take(wsgi_env: dict[str, Any], room_id: int, body: bytes, batch: bool) -> by
     """Publish the events if everything they need is known and plainly valid; return the 202's body, else None."""
     token = bearer_token(wsgi_env)
     key = KNOWN.key(token) if token else None
-    if key is None or key_due_its_mark(key) or tracing.enabled():
+    if key is None or tracing.enabled():
         return None
-    room = KNOWN.room_for(key, token, room_id)
+    try:
+        key.mark_used()  # as the view's authentication does: once a minute, by one request
+        room = KNOWN.room_for(key, token, room_id) or KNOWN.read_room(key, token, room_id)
+    except DatabaseError:  # the view answers (a 503)
+        return None
     items = plain_items(body, batch) if room is not None else None
     if room is None or items is None or not within_key_rate(key.pk):  # counted last: the view counts what it gets
         return None
@@ -148,11 +152,6 @@ def take(wsgi_env: dict[str, Any], room_id: int, body: bytes, batch: bool) -> by
 def bearer_token(wsgi_env: dict[str, Any]) -> str:
     scheme, _, token = wsgi_env.get("HTTP_AUTHORIZATION", "").partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
-
-
-def key_due_its_mark(key: ApiKey) -> bool:
-    """Say whether the key's last use is due to be written (the view writes it, at most once a minute)."""
-    return key.last_used_at is None or timezone.now() - key.last_used_at >= LAST_USED_GRANULARITY
 
 
 def plain_items(body: bytes, batch: bool) -> list[dict[str, Any]] | None:

@@ -222,11 +222,20 @@ class ApiKey(models.Model):
         return cls.objects.filter(key_hash=hash_api_key(plaintext), revoked_at__isnull=True).first()
 
     def mark_used(self, now: datetime | None = None) -> None:
-        """Record when the key was last used, at most once a minute (a write per request is too many)."""
+        """Record when the key was last used, at most once a minute (a write per request is too many).
+
+        The caller that finds the mark due takes it before it writes: the requests that share this
+        (cached) key meanwhile find it done, rather than each writing the same row in turn.
+        """
         now = now or timezone.now()
-        if self.last_used_at is None or now - self.last_used_at >= LAST_USED_GRANULARITY:
-            ApiKey.objects.filter(pk=self.pk).update(last_used_at=now)
+        last = self.last_used_at
+        if last is None or now - last >= LAST_USED_GRANULARITY:
             self.last_used_at = now
+            try:
+                ApiKey.objects.filter(pk=self.pk).update(last_used_at=now)
+            except BaseException:
+                self.last_used_at = last  # not written: the next request tries again
+                raise
 
     @property
     def is_revoked(self) -> bool:

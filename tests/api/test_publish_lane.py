@@ -15,6 +15,7 @@ from django.db import close_old_connections
 from django.test import RequestFactory, override_settings
 
 from api.auth import KNOWN
+from api.publish_lane import PublishLane
 from api.wsgi import application
 from delivery.models import Delivery, Message
 from dovecote.throttling import ApiKeyRateThrottle
@@ -103,6 +104,63 @@ def test_whatever_the_lane_does_not_take_is_answered_as_the_view_answers_it(room
     by_view = Answer(django_application, room.pk, body, warm)
     assert (through_lane.status, through_lane.json()) == (by_view.status, by_view.json())
     assert not through_lane.status.startswith("202"), through_lane.body
+
+
+class CountingDjango:
+    """Django's application, counting the requests the lane hands it."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
+        self.calls.append(environ["PATH_INFO"])
+        return django_application(environ, start_response)
+
+
+def new_room():
+    room = make_room()
+    make_event_type(room)
+    make_subscription(room, type="pull")
+    return room
+
+
+@pytest.mark.parametrize("admin", [True, False])
+def test_a_room_the_process_has_not_read_yet_is_read_by_the_lane_itself(room, warm: str, admin: bool) -> None:
+    """A room made since the process read its key (or any room, after a restart) takes its first publishes
+    through the lane: it reads the room once, and no publish waits for the view to fill the cache."""
+    later = new_room()
+    plaintext = warm if admin else ApiKey.issue("room key", rooms=[room, later])[1]
+    django = CountingDjango()
+    lane = PublishLane(django)
+    assert Answer(lane, room.pk, EVENT, plaintext).status.startswith("202")  # the view: the key, its 202 headers
+    assert KNOWN.room_for(KNOWN.key(plaintext), plaintext, later.pk) is None  # type: ignore[arg-type]
+    answers = [Answer(lane, later.pk, {**EVENT, "correlation_id": f"c-{n}"}, plaintext) for n in range(3)]
+    assert [a.status for a in answers] == ["202 Accepted"] * 3, [a.body for a in answers]
+    assert django.calls == [f"/api/v1/rooms/{room.pk}/messages/"]  # the first publish only
+    assert sorted(Message.objects.filter(room=later).values_list("correlation_id", flat=True)) == ["c-0", "c-1", "c-2"]
+
+
+def test_a_room_the_key_does_not_name_or_that_does_not_exist_is_the_views_to_refuse(room) -> None:
+    stranger = new_room()
+    plaintext = ApiKey.issue("room key", rooms=[room])[1]
+    django = CountingDjango()
+    lane = PublishLane(django)
+    assert Answer(lane, room.pk, EVENT, plaintext).status.startswith("202")
+    refused, missing = Answer(lane, stranger.pk, EVENT, plaintext), Answer(lane, stranger.pk + 1000, EVENT, plaintext)
+    assert refused.status.startswith("403") and missing.status.startswith("404"), (refused.body, missing.body)
+    assert django.calls[1:] == [f"/api/v1/rooms/{stranger.pk}/messages/",
+                                f"/api/v1/rooms/{stranger.pk + 1000}/messages/"]
+    assert KNOWN.room_for(KNOWN.key(plaintext), plaintext, stranger.pk) is None  # type: ignore[arg-type]
+
+
+def test_a_room_given_to_the_key_since_the_process_read_it_is_the_views_to_publish(room) -> None:
+    later = new_room()
+    key, plaintext = ApiKey.issue("room key", rooms=[room])
+    assert Answer(application, room.pk, EVENT, plaintext).status.startswith("202")
+    key.rooms.add(later)
+    answer = Answer(application, later.pk, EVENT, plaintext)
+    assert answer.status.startswith("202"), answer.body
+    assert KNOWN.room_for(KNOWN.key(plaintext), plaintext, later.pk) is not None  # type: ignore[arg-type]
 
 
 def test_text_the_view_would_trim_is_left_to_the_view(room, warm: str) -> None:
