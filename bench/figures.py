@@ -422,6 +422,7 @@ class Latency:
     sent: int
     round_trip_p99_ms: float = 0.0  # publish request sent → its 202 answered
     stages_ms: dict[str, float] = field(default_factory=dict)  # the median of each step of a delivery
+    first_ms: float = 0.0  # the new subscription's first message, publish → receiver (its session's start)
 
 
 def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) -> dict[str, float]:
@@ -459,15 +460,15 @@ def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) 
 def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: float = 0.0) -> Latency:
     """Publish one message at a time at `rate` per second, open loop; latency from the scheduled send to the receiver.
 
-    With `quiet_s`, the subscription gets one message, then nothing for `quiet_s` seconds before the run:
-    the first message after a quiet spell must not wait for a session to start.
+    The new subscription gets one message first, which starts its session (`first_ms`, its own figure), and the
+    run measures a subscription that has one, as the fan-out and fairness runs do. With `quiet_s`, nothing is
+    published for `quiet_s` seconds between them: the first message after a quiet spell must not wait for a
+    session to start.
     """
     room_id = make_room(ctx)
     make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url(), max_in_flight=64)
-    if quiet_s:
-        with api(ctx) as client:
-            client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0)).raise_for_status()
-        time.sleep(quiet_s)
+    first_ms = first_delivery_ms(ctx, room_id)
+    time.sleep(quiet_s)
     ctx.receiver.reset()
     out = run_tool("bench.load", "open", f"{ctx.base_url}/api/v1/rooms/{room_id}/messages/", ctx.admin_key,
                    json.dumps(event(1)), str(rate), str(seconds))
@@ -482,7 +483,22 @@ def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: flo
     on_time = sum(1 for s in sends if s[1] - s[0] <= 0.010) / len(sends)
     round_trips = [(s[4] - s[1]) * 1000 for s in sends]
     return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends),
-                   percentile(round_trips, 99), delivery_stages(room_id, sends, arrived))
+                   percentile(round_trips, 99), delivery_stages(room_id, sends, arrived), first_ms)
+
+
+def first_delivery_ms(ctx: Context, room_id: int) -> float:
+    """Publish one message to a room and wait for it at the receiver; return ms from its request to its arrival."""
+    with api(ctx) as client:
+        started = time.monotonic()
+        reply = client.post(f"/api/v1/rooms/{room_id}/messages/", json=event(0))
+        reply.raise_for_status()
+    message_id = reply.json()["message_id"]
+
+    def arrival() -> float | None:
+        return next((a[0] for a in ctx.receiver.arrivals() if a[2] == message_id), None)
+
+    wait_until(lambda: arrival() is not None, timeout=60, poll=0.01)
+    return (arrival() - started) * 1000  # type: ignore[operator]  # waited for above
 
 
 def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,

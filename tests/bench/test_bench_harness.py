@@ -32,6 +32,7 @@ ROWS = [
     "end-to-end latency",
     "at 200 msg/s: publish round trip",
     "at 500 msg/s: publish round trip",
+    "a new subscription's first message",
     "at 10 msg/s",
     "fan-out: ",
     "fairness:",
