@@ -29,11 +29,12 @@ class Message(models.Model):
     """An event published to a room, with its payload; the outbox rows hang off it."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="messages")
+    # No index of its own for a foreign key, here and below, where an index of the model leads with it.
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="messages", db_index=False)
     event_type = models.CharField(max_length=200)
     event_version = models.CharField(max_length=50)
     payload = models.JSONField()
-    correlation_id = models.CharField(max_length=200, db_index=True)
+    correlation_id = models.CharField(max_length=200)  # indexed below: equality only, so no LIKE index
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)  # noqa: DJ001 - null: none given
     # Events of one key reach an ordered subscription one at a time, in publish order ("": none).
     ordering_key = models.CharField(max_length=200, blank=True, default="")
@@ -47,6 +48,7 @@ class Message(models.Model):
         indexes = [
             models.Index(fields=["room", "idempotency_key"], name="message_idempotency"),
             models.Index(fields=["room", "-created_at"], name="message_room_recent"),
+            models.Index(fields=["correlation_id"], name="message_correlation"),
         ]
 
     def __str__(self) -> str:
@@ -373,10 +375,10 @@ class Delivery(models.Model):
     # waiting (a paused one holds them until it is resumed).
     WAITING = (Status.PENDING, Status.QUEUED, Status.RETRYING, Status.HELD)
 
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="deliveries", db_index=False)
     # Kept (set null) when a subscription is deleted, so the log and the reports keep their history.
     subscription = models.ForeignKey(
-        Subscription, on_delete=models.SET_NULL, null=True, related_name="deliveries"
+        Subscription, on_delete=models.SET_NULL, null=True, related_name="deliveries", db_index=False
     )
     destination = models.CharField(max_length=200)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
@@ -393,8 +395,9 @@ class Delivery(models.Model):
     crashed_attempts = models.PositiveIntegerField(default=0, db_column="redelivery_count")
     # The outbox sweeper's claim on a pending row, so two sweepers never send it together.
     claimed_until = models.DateTimeField(null=True, blank=True)
-    # Pull subscriptions: the lease a consumer holds (ack ids carry the token), and until when.
-    lease_token = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    # Pull subscriptions: the lease a consumer holds (ack ids carry the token), and until when. Not
+    # indexed: a lease is always looked up with its delivery's id, and most rows hold "".
+    lease_token = models.CharField(max_length=64, blank=True, default="")
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     # Times a dead letter was replayed; each replay starts a new life with attempts from 1.
     replays = models.PositiveIntegerField(default=0)
@@ -474,8 +477,8 @@ class DeliveryAttempt(models.Model):
         NACKED = "nacked"
         CRASHED = "crashed", "worker crashed"
 
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log")
-    correlation_id = models.CharField(max_length=200, db_index=True)
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_log", db_index=False)
+    correlation_id = models.CharField(max_length=200)
     life = models.PositiveIntegerField(default=1, help_text="1, then one more after each replay.")
     attempt = models.PositiveIntegerField()
     started_at = models.DateTimeField(default=timezone.now)
@@ -491,6 +494,7 @@ class DeliveryAttempt(models.Model):
         indexes = [
             models.Index(fields=["delivery", "started_at"], name="attempt_timeline"),
             models.Index(fields=["started_at"], name="attempt_started"),
+            models.Index(fields=["correlation_id"], name="attempt_correlation"),
         ]
 
     def __str__(self) -> str:
@@ -504,7 +508,7 @@ class DeliveryAttempt(models.Model):
 class IdempotencyKey(models.Model):
     """A publisher's idempotency key: the same key in the same room within 24 h returns the first reply."""
 
-    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+")
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="+", db_index=False)
     key = models.CharField(max_length=200)
     message = models.ForeignKey(Message, on_delete=models.CASCADE, null=True, related_name="+")
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -530,7 +534,8 @@ class PushClaim(models.Model):
     `token` is the start token until a worker's engine adopts it, then that engine's token.
     """
 
-    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="push_claims")
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="push_claims",
+                                     db_index=False)
     token = models.CharField(max_length=32)
     until = models.DateTimeField()  # lapses this long after its worker stopped renewing it
     # The session count its share of max_in_flight is sized for: it holds no more than max_in_flight / this.
