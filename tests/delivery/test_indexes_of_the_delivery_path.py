@@ -46,7 +46,6 @@ def test_the_models_need_no_migration_that_is_not_written() -> None:
                     f"{out.getvalue()}")
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexes checked are PostgreSQL's")
 @pytest.mark.parametrize("table", TABLES)
 def test_no_index_is_served_by_another(table: str) -> None:
     found = indexes(table)
@@ -61,14 +60,12 @@ def test_no_index_is_served_by_another(table: str) -> None:
     assert not redundant, f"{table}: indexes whose columns another index leads with: {redundant}"
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexes checked are PostgreSQL's")
 @pytest.mark.parametrize("table", TABLES)
 def test_no_like_index_is_kept_for_ids_compared_whole(table: str) -> None:
     like = [definition for _, _, _, _, definition in indexes(table) if "pattern_ops" in definition]
     assert not like, f"{table}: LIKE indexes (Django's db_index=True on a text field) nothing reads: {like}"
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="the indexes checked are PostgreSQL's")
 def test_a_correlation_id_is_still_found_by_its_index() -> None:
     names = {table: {name: columns for name, columns, *_ in indexes(table)}
              for table in (Message._meta.db_table, DeliveryAttempt._meta.db_table)}
