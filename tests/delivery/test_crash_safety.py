@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client, override_settings
+from django.utils import timezone
 
-from delivery.models import Delivery, DeliveryAttempt
+from delivery.models import Delivery, DeliveryAttempt, PushClaim
 from rooms.models import ApiKey
 from tests.delivery.push.test_push_delivery import publish, wait_for_status
 from tests.factories import make_event_type, make_room, make_subscription
@@ -66,11 +68,37 @@ def test_a_worker_killed_mid_delivery_is_replaced_and_the_message_delivered(
     reply = publish(client, key, room.pk)
     assert receiver.wait_for("/slow", 1, timeout=15), first.tail()
     first.kill()
-    start_worker("replacement")
+    killed_at, killed_clock = timezone.now(), time.monotonic()
+    replacement = start_worker("replacement")
 
-    delivery = wait_for_status(reply["message_id"], subscription.pk, "delivered", timeout=40)
+    try:
+        delivery = wait_for_status(reply["message_id"], subscription.pk, "delivered", timeout=40)
+    except AssertionError as timed_out:
+        raise AssertionError(what_the_takeover_saw(reply["message_id"], subscription.pk, killed_at, killed_clock,
+                                                   receiver, replacement)) from timed_out
     requests = receiver.requests("/slow")
     assert len(requests) >= 2 and {r.headers["webhook-id"] for r in requests} == {reply["message_id"]}
     timeline = list(DeliveryAttempt.objects.filter(delivery=delivery).values_list("attempt", "outcome"))
     assert timeline == [(1, "crashed"), (1, "success")]
     assert delivery.crashed_attempts == 1 and delivery.attempt_started_at is None
+
+
+def what_the_takeover_saw(message_id: str, subscription_id: int, killed_at: datetime, killed_clock: float,
+                          receiver: Receiver, replacement: WorkerProcess) -> str:
+    """The delivery's row, its attempts, the subscription's claims and the replacement's log, timed from the kill."""
+    def since_kill(moment: datetime | None) -> str:
+        return "-" if moment is None else f"{(moment - killed_at).total_seconds():+.2f} s"
+
+    row = Delivery.objects.get(message_id=message_id, subscription_id=subscription_id)
+    attempts = [f"  attempt {a.attempt} {a.outcome} started {since_kill(a.started_at)}"
+                for a in DeliveryAttempt.objects.filter(delivery=row).order_by("pk")]
+    claims = [f"  claim {c.token[:8]} until {since_kill(c.until)} sized_for={c.sized_for} hot={c.hot}"
+              for c in PushClaim.objects.filter(subscription_id=subscription_id)]
+    posts = [f"  POST {r.at - killed_clock:+.2f} s" for r in receiver.requests("/slow")]
+    return "\n".join([
+        (f"now {since_kill(timezone.now())}: delivery {row.status}, attempts={row.attempts}, "
+         f"attempt started {since_kill(row.attempt_started_at)}, crashed={row.crashed_attempts}, "
+         f"next attempt {since_kill(row.next_attempt_at)}"),
+        *attempts, *(claims or ["  no claim"]), *posts,
+        "replacement worker's log:", replacement.tail(80),
+    ])
