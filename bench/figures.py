@@ -422,17 +422,21 @@ class Latency:
     sent: int
     round_trip_p99_ms: float = 0.0  # publish request sent → its 202 answered
     stages_ms: dict[str, float] = field(default_factory=dict)  # the median of each step of a delivery
+    tail_stages_ms: dict[str, float] = field(default_factory=dict)  # the same over the slowest 1 % of deliveries
     first_ms: float = 0.0  # the new subscription's first message, publish → receiver (its session's start)
 
 
-def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) -> dict[str, float]:
-    """Where a delivery's time went: the median of each step, from the load tool's, the rows' and the receiver's clocks.
+def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) -> tuple[dict[str, float],
+                                                                                       dict[str, float]]:
+    """Where a delivery's time went: the median of each step, then the same over the slowest 1 % of deliveries.
 
-    All are this machine's clocks: the load tool's and the receiver's monotonic times are turned into wall
-    time by one offset. request → row: the request's send to the message row's creation (the server's
-    queue, the request's checks); row → 202: the group commit and the answer; row → receipt: to the
-    broker's receipt for the delivery's frame (the relay); receipt → claim: the broker to the worker's
-    session and its claim of the attempt; claim → receiver: signing and the POST's way to the receiver.
+    From the load tool's, the rows' and the receiver's clocks, all this machine's: the load tool's and the
+    receiver's monotonic times are turned into wall time by one offset. request → row: the request's send to
+    the message row's creation (the server's queue, the request's checks); row → 202: the group commit and
+    the answer; row → receipt: to the broker's receipt for the delivery's frame (the relay); receipt → claim:
+    the broker to the worker's session and its claim of the attempt; claim → receiver: signing and the POST's
+    way to the receiver. The slowest 1 % (publish → receiver at or above its p99) also get schedule → request,
+    the load tool's own lateness: their medians say in which step the p99 lives.
     """
     from delivery.models import DeliveryAttempt, SendRecord
 
@@ -442,19 +446,34 @@ def delivery_stages(room_id: int, sends: list[list], arrived: dict[str, float]) 
                     .values_list("delivery_id", "sent_at"))
     rows = DeliveryAttempt.objects.filter(delivery__message__room_id=room_id, attempt=1).values_list(
         "delivery_id", "delivery__message_id", "delivery__created_at", "started_at")
-    stages: dict[str, list[float]] = {name: [] for name in (
-        "request → row", "row → 202", "row → receipt", "receipt → claim", "claim → receiver")}
+    names = ("request → row", "row → 202", "row → receipt", "receipt → claim", "claim → receiver")
+    stages: dict[str, list[float]] = {name: [] for name in names}
+    each: list[tuple[float, dict[str, float]]] = []  # (publish → receiver, its steps) of the deliveries that arrived
     for delivery_id, message_id, created_at, started_at in rows:
         created, started = created_at.timestamp(), started_at.timestamp()
+        steps: dict[str, float] = {}
         if (send := by_message.get(str(message_id))) is not None:
-            stages["request → row"].append((created - (send[1] + wall)) * 1000)
-            stages["row → 202"].append((send[4] + wall - created) * 1000)
+            steps["schedule → request"] = (send[1] - send[0]) * 1000
+            steps["request → row"] = (created - (send[1] + wall)) * 1000
+            steps["row → 202"] = (send[4] + wall - created) * 1000
         if delivery_id in receipts:
-            stages["row → receipt"].append((receipts[delivery_id].timestamp() - created) * 1000)
-            stages["receipt → claim"].append((started - receipts[delivery_id].timestamp()) * 1000)
+            steps["row → receipt"] = (receipts[delivery_id].timestamp() - created) * 1000
+            steps["receipt → claim"] = (started - receipts[delivery_id].timestamp()) * 1000
         if str(message_id) in arrived:
-            stages["claim → receiver"].append((arrived[str(message_id)] + wall - started) * 1000)
-    return {name: statistics.median(values) for name, values in stages.items() if values}
+            steps["claim → receiver"] = (arrived[str(message_id)] + wall - started) * 1000
+            if send is not None:
+                each.append(((arrived[str(message_id)] - send[0]) * 1000, steps))
+        for name in names:
+            if name in steps:
+                stages[name].append(steps[name])
+    medians = {name: statistics.median(values) for name, values in stages.items() if values}
+    if not each:
+        return medians, {}
+    threshold = percentile([total for total, _ in each], 99)
+    slowest = [steps for total, steps in each if total >= threshold]
+    tail = {name: statistics.median(steps.get(name, 0.0) for steps in slowest)
+            for name in ("schedule → request", *names)}
+    return medians, tail
 
 
 def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: float = 0.0) -> Latency:
@@ -482,8 +501,9 @@ def open_loop_latency(ctx: Context, rate: float, seconds: float, *, quiet_s: flo
     latencies = [(arrived.get(s[2], end) - s[0]) * 1000 for s in sends]
     on_time = sum(1 for s in sends if s[1] - s[0] <= 0.010) / len(sends)
     round_trips = [(s[4] - s[1]) * 1000 for s in sends]
+    stages, tail = delivery_stages(room_id, sends, arrived)
     return Latency(percentile(latencies, 50), percentile(latencies, 99), on_time, len(sends),
-                   percentile(round_trips, 99), delivery_stages(room_id, sends, arrived), first_ms)
+                   percentile(round_trips, 99), stages_ms=stages, tail_stages_ms=tail, first_ms=first_ms)
 
 
 def first_delivery_ms(ctx: Context, room_id: int) -> float:

@@ -248,6 +248,8 @@ def main() -> int:
                                 target))
                 stages = {name: statistics.median(r.stages_ms.get(name, 0.0) for r in fast)
                           for name in fast[0].stages_ms}
+                tail = {name: statistics.median(r.tail_stages_ms.get(name, 0.0) for r in fast)
+                        for name in fast[0].tail_stages_ms}
                 lone = figures.lone_receipts(ctx, rate, n["latency_s"] / 2)
                 hop = figures.lone_round_trips(rate, n["latency_s"] / 2)
                 rows.append(Row(f"  at {rate} msg/s: publish round trip (request → 202) p99 ms; median ms of each "
@@ -258,6 +260,9 @@ def main() -> int:
                                 f"p50 {lone[0]:.1f}, p99 {lone[1]:.1f}; one hop with no work, PostgreSQL's "
                                 f"SELECT 1 at {rate}/s (1 run): p50 {hop[0]:.2f}, p99 {hop[1]:.2f}",
                                 "round trip p99 < 20" if rate == 200 else ""))
+                rows.append(Row(f"  at {rate} msg/s: the slowest 1 % of deliveries (publish → receiver ≥ its p99), "
+                                "median ms of each step, the runs' median", "; ".join(
+                                    f"{name} {value:.1f}" for name, value in tail.items()), "—"))
             rows.append(Row(f"  a new subscription's first message, publish → receiver, ms (its session's start; one "
                             f"before each of the {len(firsts)} runs above, which measure a subscription that has one)",
                             fmt(figures.summary(firsts), digits=1), "—"))
