@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -100,5 +101,24 @@ def what_the_takeover_saw(message_id: str, subscription_id: int, killed_at: date
          f"attempt started {since_kill(row.attempt_started_at)}, crashed={row.crashed_attempts}, "
          f"next attempt {since_kill(row.next_attempt_at)}"),
         *attempts, *(claims or ["  no claim"]), *posts,
+        "Celery processes on this machine (any of them may take the session's task):", *celery_processes(),
         "replacement worker's log:", replacement.tail(80),
     ])
+
+
+def celery_processes() -> list[str]:
+    """Each Celery process running here, with the database and broker it works on (from /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+            if not any(b"celery" in word for word in command):
+                continue
+            environment = dict(line.split(b"=", 1) for line in (proc / "environ").read_bytes().split(b"\0")
+                               if b"=" in line)
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        found.append(f"  {proc.name}: {b' '.join(command[:12]).decode(errors='replace')} "
+                     f"DATABASE_URL={environment.get(b'DATABASE_URL', b'').decode(errors='replace')} "
+                     f"STOMP_URL={environment.get(b'STOMP_URL', b'').decode(errors='replace')}")
+    return found or ["  none"]
