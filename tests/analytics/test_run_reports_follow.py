@@ -88,14 +88,17 @@ def test_following_refreshes_the_reports_with_new_traffic_and_stops_on_sigterm(t
         request = ask_between_refreshes()  # the console's Refresh
         wait_for(lambda: ReportRun.objects.get(pk=request.pk).status == ReportRun.Status.SUCCEEDED,
                  f"the console's request (run {request.pk}) run", log, process)
-        assert f"report run {request.pk} (incremental" in log.read_text(), log.read_text()
+        # The follower logs a run once it has returned, just after the run's row says it succeeded.
+        wait_for(lambda: f"report run {request.pk} (incremental" in log.read_text(),
+                 f"the follower's log line of run {request.pk}", log, process)
         out = StringIO()
         call_command("run_reports", "--full", stdout=out)  # waits for the follower's run
         [asked] = ReportRun.objects.filter(mode=ReportRun.Mode.FULL).order_by("-id")[:1]
         assert asked.status == ReportRun.Status.SUCCEEDED, (asked.status, asked.error)
         assert out.getvalue().startswith(f"report run {asked.pk} (full, ") and "run by run_reports --follow" in \
             out.getvalue(), out.getvalue()
-        assert f"report run {asked.pk} (full, " in log.read_text(), log.read_text()
+        wait_for(lambda: f"report run {asked.pk} (full, " in log.read_text(),
+                 f"the follower's log line of run {asked.pk}", log, process)
         assert published_in_reports() == published_in_log()
     finally:
         os.killpg(process.pid, signal.SIGTERM)
