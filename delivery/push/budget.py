@@ -75,7 +75,7 @@ class SocketBudget:
         """
         granted = self._granted.pop(subscription_id, 0)
         taken = min(wants, granted)
-        if taken < wants and not self._others_wait(subscription_id):
+        if taken < wants:  # no waiting session could take a free slot (the invariant of `_serve`): none is skipped
             more = min(wants - taken, self._room_for(room_id, subscription_id))
             self._hold(room_id, subscription_id, more)
             taken += more
@@ -116,12 +116,6 @@ class SocketBudget:
             if holders[key] <= 0:
                 del holders[key]
 
-    def _others_wait(self, subscription_id: int) -> bool:
-        """Say whether a session other than this one waits for a slot it could be given now."""
-        return any(self._room_for(room, subscription) > 0
-                   for room, subscriptions in self._waiting.items() for subscription in subscriptions
-                   if subscription != subscription_id)
-
     def _stop_waiting(self, room_id: int, subscription_id: int) -> None:
         subscriptions = self._waiting.get(room_id)
         if subscriptions is not None and subscriptions.pop(subscription_id, None) is not None and not subscriptions:
@@ -134,6 +128,9 @@ class SocketBudget:
         to the one waiting longest. Counting slots held, not slots given, is what keeps a slow receiver
         from crowding out the fast ones: its POSTs hold their slots for seconds, so under round-robin
         giving it would end up holding nearly all of them.
+
+        Every change that frees a slot ends here, so between calls no waiting session could take a free
+        slot: a session asking (`take`) never passes one that waits, without looking at them.
         """
         woken: list[Wake] = []
         while self.in_use < self.total and (chosen := self._neediest()) is not None:
@@ -152,13 +149,23 @@ class SocketBudget:
 
     def _neediest(self) -> tuple[int, int] | None:
         """The waiting (room, subscription) that may take a slot now and holds the fewest, room first; None if none."""
-        best: tuple[int, int, int, int] | None = None  # slots held by the room, by the subscription; their ids
+        if self.in_use >= self.total:
+            return None
+        best: tuple[int, int, int] | None = None  # slots held by the room; the room and subscription ids
+        held = self._subscriptions
         for room_id, subscriptions in self._waiting.items():
             room_holds = self._rooms[room_id]
-            if best is not None and room_holds >= best[0]:
+            if (best is not None and room_holds >= best[0]) or room_holds >= self.per_room:
                 continue
-            candidates = [(self._subscriptions[s], s) for s in subscriptions if self._room_for(room_id, s) > 0]
-            if candidates:
-                holds, subscription_id = min(candidates, key=lambda candidate: candidate[0])
-                best = (room_holds, holds, room_id, subscription_id)
-        return None if best is None else (best[2], best[3])
+            fewest: tuple[int, int] | None = None  # in the room: (slots held, subscription), the first of the fewest
+            for subscription_id in subscriptions:  # in waiting order
+                holds = held[subscription_id]
+                if holds < self.per_subscription and (fewest is None or holds < fewest[0]):
+                    fewest = (holds, subscription_id)
+                    if holds == 0:
+                        break  # none holds fewer: a fan-out's hundreds waiting are not all looked at
+            if fewest is not None:
+                best = (room_holds, room_id, fewest[1])
+                if room_holds == 0:
+                    break
+        return None if best is None else (best[1], best[2])

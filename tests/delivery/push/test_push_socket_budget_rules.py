@@ -8,6 +8,7 @@ against real receivers on loopback. The attack on a real worker is tests/deliver
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 import threading
 from collections.abc import Iterator
@@ -84,6 +85,42 @@ def test_a_session_that_ends_gives_back_what_it_was_given() -> None:
     budget.forget(2, 21)
 
     assert budget.take(3, 31, 1, lambda: None) == 1 and budget.in_use == 1 and budget.waiting() == 0
+
+
+def test_between_calls_no_waiting_session_could_take_a_free_slot_and_the_counts_add_up() -> None:
+    """A session asking for slots never looks at those waiting: this is the rule that lets it (budget.py `_serve`).
+
+    Thousands of random takes, releases and ends, in rooms of many subscriptions (a fan-out's shape), with
+    the caps checked and the slots each session holds counted beside the budget after every call.
+    """
+    rng = random.Random(25)
+    budget = SocketBudget(total=24, per_room=12, per_subscription=6)
+    rooms = {subscription: subscription // 100 for subscription in
+             [*range(100, 140), *range(200, 203), *range(300, 301)]}
+    holding: dict[int, int] = dict.fromkeys(rooms, 0)  # slots each session took and has not given back
+    for step in range(5000):
+        subscription = rng.choice(list(rooms))
+        room = rooms[subscription]
+        action = rng.random()
+        if action < 0.5:
+            holding[subscription] += budget.take(room, subscription, rng.randint(0, 5), lambda: None)
+        elif action < 0.95 and holding[subscription]:
+            count = rng.randint(1, holding[subscription])
+            holding[subscription] -= count
+            budget.release(room, subscription, count)
+        elif action >= 0.95:
+            budget.release(room, subscription, holding.pop(subscription))
+            budget.forget(room, subscription)
+            holding[subscription] = 0
+
+        given = dict(budget._granted)
+        held = {s: holding[s] + given.get(s, 0) for s in rooms}
+        assert budget.in_use == sum(held.values()) <= budget.total, step
+        assert all(held[s] <= budget.per_subscription for s in rooms), step
+        assert all(sum(held[s] for s in rooms if rooms[s] == r) <= budget.per_room for r in set(rooms.values())), step
+        could_take = [(r, s) for r, waiting in budget._waiting.items() for s in waiting
+                      if budget._room_for(r, s) > 0]
+        assert not could_take, (step, could_take, budget)
 
 
 class KeepAliveServer:
