@@ -68,7 +68,14 @@ def send_frames(deliveries: Sequence[Delivery]) -> list[tuple[Delivery, Outgoing
     """Send each delivery's `next_frame` (all, then all receipts); return those confirmed, with frames."""
     if not deliveries:
         return []
-    outgoing = [next_frame(delivery) for delivery in deliveries]
+    bodies: dict[object, bytes] = {}  # one envelope per message: the deliveries of a fan-out share it
+
+    def body_of(delivery: Delivery) -> bytes:
+        if (body := bodies.get(delivery.message_id)) is None:
+            body = bodies[delivery.message_id] = frames.envelope(delivery.message)
+        return body
+
+    outgoing = [next_frame(delivery, body=body_of(delivery)) for delivery in deliveries]
     spans = [send_span(delivery) for delivery in deliveries] if tracing.enabled() else []
     confirmed = _send_many(deliveries, outgoing)
     if spans:
@@ -115,15 +122,18 @@ def frame_attempt(delivery: Delivery) -> int:
     return delivery.attempts if delivery.attempt_started_at is not None else delivery.attempts + 1
 
 
-def next_frame(delivery: Delivery, now: datetime | None = None) -> OutgoingMessage:
-    """Build the frame of a delivery's current attempt, held by the broker until the attempt is due."""
+def next_frame(delivery: Delivery, now: datetime | None = None, body: bytes | None = None) -> OutgoingMessage:
+    """Build the frame of a delivery's current attempt, held by the broker until the attempt is due.
+
+    `body` is its message's envelope (`frames.envelope`), when the caller has it already.
+    """
     attempt = frame_attempt(delivery)
     policy = delivery.subscription.retry_policy if delivery.subscription else None
     next_delay = policy.delay_after(attempt) if policy and policy.can_retry(attempt) else None
     due, now = delivery.next_attempt_at, now or timezone.now()
     delay_ms = max(0, int((due - now).total_seconds() * 1000)) if due else 0
     return frames.frame_for(delivery, attempt=attempt, delay_ms=delay_ms, next_delay_ms=next_delay,
-                            body=frames.envelope(delivery.message))
+                            body=body if body is not None else frames.envelope(delivery.message))
 
 
 def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = None) -> None:

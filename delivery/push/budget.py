@@ -8,7 +8,8 @@ pushes of every room. So the engine hands out slots, one per POST, from one budg
    most DOVECOTE_PUSH_SOCKETS_PER_SUBSCRIPTION_PERCENT (at least one slot each): a POST that never
    ends holds its slot until its timeout, so only a cap keeps slots free for the other rooms;
 3. a session asks for as many slots as it has frames to POST (`take`) and gets what is free within
-   its caps, unless other sessions are already waiting: then it queues behind them;
+   its caps; for the rest it waits (a free slot is never owed to a session already waiting: a slot
+   given back goes to those waiting at once, 4.);
 4. a slot given back goes to the waiting session that holds the fewest: first the room holding the
    fewest, then in it the subscription holding the fewest (max-min fairness by slots held, so a
    slow receiver's long POSTs cannot crowd out a fast one's), and wakes the session it was given to
