@@ -29,7 +29,7 @@ from django.db.models import Model
 from psycopg.types.json import Json, Jsonb
 
 from delivery.models import Delivery, Message, SendRecord
-from delivery.statements import array
+from dovecote.pg_arrays import array
 from rooms.models import ApiKey, Room
 
 

@@ -9,10 +9,12 @@ from the models (`claim_fresh_sql`, `record_delivered_sql` there) and the parame
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from dovecote.pg_arrays import array
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,32 +82,3 @@ def delivered_params(rows: list[tuple[Any, int, datetime, int, int | None]], now
             "lives": array([d.replays + 1 for d, *_ in rows]), "attempts": array([attempt for _, attempt, *_ in rows]),
             "started": array([started for _, _, started, _, _ in rows]),
             "durations": array([duration for *_, duration, _ in rows]), "codes": array([code for *_, code in rows])}
-
-
-def array(values: Iterable[int | str | uuid.UUID | datetime | None]) -> str:
-    """PostgreSQL's text form of a one-dimensional array of `values`, for a parameter cast to its type (`%s::int[]`).
-
-    psycopg adapts a list in Python, element by element, with a dumper it looks for on each list: the
-    parameters of a 17-row claim and record took 130 and 263 µs that way, and 34 and 66 µs as text (a scratch
-    script; docs/benchmarks.md "The push statements' arrays as text"). The statement, its parameters' types
-    and so its plan stay the same: PostgreSQL reads the text with the cast's array input function. Texts are
-    quoted (any character may be in one); None is NULL.
-    """
-    try:
-        return "{" + ",".join([_ELEMENT[type(value)](value) for value in values]) + "}"
-    except KeyError as error:
-        raise TypeError(f"no array element form for a {error.args[0].__name__}") from None
-
-
-def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _instant(moment: datetime) -> str:
-    if moment.tzinfo is None:
-        raise ValueError(f"a naive datetime ({moment}) names no single instant")
-    return moment.isoformat()
-
-
-_ELEMENT: dict[type, Callable[[Any], str]] = {
-    int: str, uuid.UUID: str, str: _quoted, datetime: _instant, type(None): lambda _: "NULL"}

@@ -16,6 +16,7 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
+from dovecote.pg_arrays import array
 from rooms.models import Room
 from subscriptions.breaker_rules import BreakerPolicy
 from subscriptions.retry import RetryPolicy
@@ -86,7 +87,7 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
             cursor.execute(
                 f"SELECT s.id, s.max_in_flight, {_row_version('s', 'r')}"
                 f" FROM {Subscription._meta.db_table} s JOIN {Room._meta.db_table} r ON r.id = s.room_id"
-                f" WHERE s.id = ANY(%s)", [list(pks)])
+                f" WHERE s.id = ANY(%s::bigint[])", [array(pks)])
             return {pk: (max_in_flight, version) for pk, max_in_flight, version in cursor.fetchall()}
 
 

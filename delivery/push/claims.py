@@ -243,9 +243,9 @@ def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
     # second time at COMMIT (key share on the subscription's row): that waited for a subscription's delete
     # holding the row (delivery/actions.py) while the delete waited for this claim, a deadlock.
     with transaction.atomic():
-        mine.exclude(subscription_id__any_of=list(reports)).update(until=until, hot=False)
+        mine.exclude(subscription_id__any_of=set(reports)).update(until=until, hot=False)
         for (sized_for, hot), subscription_ids in alike.items():
-            mine.filter(subscription_id__any_of=subscription_ids).update(until=until, sized_for=sized_for, hot=hot)
+            mine.filter(subscription_id__any_of=set(subscription_ids)).update(until=until, sized_for=sized_for, hot=hot)
     return _held(engine_token, list(mine.values_list("subscription_id", flat=True)),
                  known={subscription_id: report.version for subscription_id, report in reports.items()})
 
@@ -258,7 +258,7 @@ def _held(engine_token: str, subscription_ids: list[int], known: dict[int, str |
     """
     claims: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for subscription_id, token, sized_for in PushClaim.objects.filter(
-            subscription_id__any_of=subscription_ids, until__gte=timezone.now()).values_list(
+            subscription_id__any_of=set(subscription_ids), until__gte=timezone.now()).values_list(
             "subscription_id", "token", "sized_for"):
         claims[subscription_id].append((token, sized_for))
 
@@ -270,7 +270,7 @@ def _held(engine_token: str, subscription_ids: list[int], known: dict[int, str |
                  for pk, (max_in_flight, version) in Subscription.objects.versions(subscription_ids).items()
                  if version is not None and version == known.get(pk)} if known else {}
     reread = Subscription.objects.with_versions().filter(
-        pk__any_of=[pk for pk in subscription_ids if pk not in unchanged])
+        pk__any_of={pk for pk in subscription_ids if pk not in unchanged})
     return {**{s.pk: held(s, s.row_version, s.max_in_flight, s.pk) for s in reread},  # type: ignore[attr-defined]
             **{pk: held(None, version, max_in_flight, pk) for pk, (max_in_flight, version) in unchanged.items()}}
 

@@ -18,7 +18,8 @@ from django.db import connection
 from django.utils import timezone as django_timezone
 
 from delivery.models import Delivery, DeliveryAttempt
-from delivery.statements import FreshClaim, array
+from delivery.statements import FreshClaim
+from dovecote.pg_arrays import array
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db
