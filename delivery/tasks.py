@@ -11,8 +11,19 @@ from delivery.push.engine import engine
 
 
 @shared_task(acks_late=False, ignore_result=True)
+def deliver_push_sessions(starts: list[tuple[int, str]]) -> None:
+    """Hand claimed subscriptions, each (id, start token), to this worker's push engine.
+
+    Returns at once; a claim lapses if the worker dies, and beat's dispatch starts its session elsewhere.
+    """
+    push_engine = engine()
+    for subscription_id, token in starts:
+        push_engine.start_session(subscription_id, token)
+
+
+@shared_task(acks_late=False, ignore_result=True)
 def deliver_push(subscription_id: int, token: str) -> None:
-    """Hand a claimed subscription to this worker's push engine (returns at once; the claim lapses if it dies)."""
+    """One session, as releases before `deliver_push_sessions` asked: a queue may hold these during an upgrade."""
     engine().start_session(subscription_id, token)
 
 

@@ -1,7 +1,8 @@
 """Which workers run a subscription's push sessions: a claim per (subscription, worker).
 
 `start_sessions` gives a subscription that has no session a claim (a `PushClaim` row under a
-start token) and asks a Celery worker to run one (the task `delivery.tasks.deliver_push`). The
+start token) and asks a Celery worker to run one (the task `delivery.tasks.deliver_push_sessions`,
+a few sessions to a task). The
 worker's push engine adopts the claim under its own token, renews the claims of all its sessions
 in one UPDATE every second, and releases each when the session ends. A claim not renewed lapses
 CLAIM_TTL later (its worker died), and beat's `dispatch_push_sessions` starts a session elsewhere.
@@ -39,7 +40,12 @@ START_GRACE = timedelta(seconds=15)  # how long an enqueued session may wait for
 CLAIM_TTL = timedelta(seconds=5)  # renewed every second by a running engine; lapses after its worker dies
 LOOKAHEAD = timedelta(seconds=5)  # keep (or start) a session for retries due this soon
 JOINS_PER_RENEWAL = 4  # hot subscriptions an engine joins at most per renewal (the rest at the next ones)
-DELIVER_PUSH = "delivery.tasks.deliver_push"
+DELIVER_PUSH = "delivery.tasks.deliver_push_sessions"
+# Sessions one task starts. A Celery send cost its sender 0.73 ms of CPU, and the relay's recorder starts the
+# sessions of each batch it records on its own thread: a publish to 200 new subscriptions held it for ~150 ms.
+# Eight to a task: 0.13 ms a session (a scratch script, 1,000 starts), and a storm of starts still spreads
+# over the workers, each taking a task at a time (CELERY_WORKER_PREFETCH_MULTIPLIER).
+START_BATCH = 8
 
 
 @dataclass(frozen=True)
@@ -75,8 +81,7 @@ def start_sessions(subscription_ids: Iterable[int]) -> list[int]:
     if not wanted:
         return []
     started = _claim_first(wanted)
-    for subscription_id, token in started:
-        enqueue_session(subscription_id, token)
+    enqueue_sessions(started)
     return [subscription_id for subscription_id, _ in started]
 
 
@@ -128,9 +133,13 @@ def _claim(subscription_id: int, token: str, ttl: timedelta) -> bool:
     return True
 
 
-def enqueue_session(subscription_id: int, token: str) -> None:
-    """Ask a worker to run the session (by task name: the tasks module imports this one)."""
-    current_app.send_task(DELIVER_PUSH, args=(subscription_id, token))
+def enqueue_sessions(starts: list[tuple[int, str]]) -> None:
+    """Ask workers to run these (subscription, start token) sessions, START_BATCH to a task.
+
+    By task name: the tasks module imports this one.
+    """
+    for first in range(0, len(starts), START_BATCH):
+        current_app.send_task(DELIVER_PUSH, args=(starts[first:first + START_BATCH],))
 
 
 def start_sessions_for_deliveries(deliveries: Iterable[Delivery]) -> list[int]:

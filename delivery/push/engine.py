@@ -1,6 +1,6 @@
 """One event loop per worker process runs every push session the process was given.
 
-The Celery task `deliver_push` hands a subscription to its process's engine and returns at
+The Celery task `deliver_push_sessions` hands subscriptions to its process's engine and returns at
 once: a session costs an asyncio task and a broker consumer, not a worker thread, so a
 worker runs as many sessions as there are subscriptions with work, and a slow receiver holds
 only its own session's POSTs: each POST holds a slot of the engine's socket budget (budget.py),

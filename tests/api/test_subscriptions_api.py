@@ -44,7 +44,7 @@ def drained(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 def sessions(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str]]:
     """The push sessions enqueued, as (subscription id, claim token); the Celery task is not run."""
     started: list[tuple[int, str]] = []
-    monkeypatch.setattr(claims, "enqueue_session", lambda *args: started.append(args))
+    monkeypatch.setattr(claims, "enqueue_sessions", started.extend)
     return started
 
 

@@ -35,6 +35,21 @@ def test_a_hundred_subscriptions_are_claimed_in_one_transaction_of_a_few_stateme
     assert claims.start_sessions([s.pk for s in subscriptions]) == []  # each has its session now
 
 
+def test_sessions_starting_together_go_to_the_workers_a_few_to_a_task(monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[tuple[str, tuple]] = []
+    monkeypatch.setattr(claims.current_app, "send_task", lambda name, args: sent.append((name, args)))
+    room = make_room()
+    subscriptions = [make_subscription(room) for _ in range(20)]
+    started = claims.start_sessions([s.pk for s in subscriptions])
+
+    assert [len(args[0]) for _, args in sent] == [8, 8, 4], sent
+    assert {name for name, _ in sent} == {"delivery.tasks.deliver_push_sessions"}
+    starts = [start for _, (batch,) in sent for start in batch]
+    assert sorted(starts) == sorted(PushClaim.objects.filter(subscription__in=subscriptions)
+                                    .values_list("subscription_id", "token"))
+    assert sorted(started) == sorted(s.pk for s in subscriptions)
+
+
 def test_a_lapsed_claim_is_replaced_and_a_live_one_kept() -> None:
     room = make_room()
     lapsed, live = make_subscription(room), make_subscription(room)
