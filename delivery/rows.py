@@ -142,11 +142,35 @@ def _stamp(rows: Sequence[Model], fields: list[models.Field]) -> None:
 
 
 def _rows_json(rows: Sequence[Model], fields: list[models.Field]) -> str:
-    """The rows as a JSON array of objects keyed by column, each value as its field prepares it for the database."""
+    """The rows as a JSON array of objects keyed by column, each value as its field prepares it for the database.
+
+    A value the field would prepare into itself (`_as_stored`) goes as it is: calling each field's
+    get_db_prep_save was 20 µs a delivery row, 4 ms of a publish to 200 subscriptions.
+    """
     db = connections[DEFAULT_DB_ALIAS]  # once: `connection` looks up this thread's at every use
-    columns = [(str(field.column), field) for field in fields]
-    return _ENCODER.encode([{column: field.get_db_prep_save(getattr(row, field.attname), db)
-                             for column, field in columns} for row in rows])
+    columns = [(str(field.column), field.attname, field, _as_stored(field)) for field in fields]
+    return _ENCODER.encode([{column: value if type(value := getattr(row, attname)) in as_is
+                             else field.get_db_prep_save(value, db)
+                             for column, attname, field, as_is in columns} for row in rows])
+
+
+_INTEGERS = frozenset({int})
+# Fields (by exact class) that prepare values of these exact types into themselves on PostgreSQL, and None
+# into None; a UUID stays a UUID (PostgreSQL has the type), which the JSON encoder writes as its text.
+_AS_STORED: dict[type[models.Field], frozenset[type]] = {
+    models.CharField: frozenset({str}), models.TextField: frozenset({str}), models.BooleanField: frozenset({bool}),
+    models.IntegerField: _INTEGERS, models.PositiveIntegerField: _INTEGERS,
+    models.PositiveSmallIntegerField: _INTEGERS, models.SmallIntegerField: _INTEGERS,
+    models.BigIntegerField: _INTEGERS, models.AutoField: _INTEGERS, models.BigAutoField: _INTEGERS,
+    models.UUIDField: frozenset({uuid.UUID}), models.DateTimeField: frozenset(),
+}
+
+
+def _as_stored(field: models.Field) -> frozenset[type]:
+    """The exact types of the values `field` prepares into themselves (none for a field not in _AS_STORED)."""
+    target = field.target_field if isinstance(field, models.ForeignKey) else field
+    kinds = _AS_STORED.get(type(target))
+    return frozenset() if kinds is None else kinds | {type(None)}
 
 
 def _json_value(value: object) -> object:
