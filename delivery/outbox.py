@@ -136,6 +136,9 @@ def next_frame(delivery: Delivery, now: datetime | None = None, body: bytes | No
                             body=body if body is not None else frames.envelope(delivery.message))
 
 
+_SEND = rows.Builder(SendRecord, ("delivery_id", "kind", "destination", "attempt", "correlation_id", "sent_at"))
+
+
 def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = None) -> None:
     """Record confirmed sends of pending deliveries: pending → queued, and one published_messages row each.
 
@@ -146,11 +149,8 @@ def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = 
         return
     now = confirmed_at or timezone.now()
     rows.queue_sends([
-        SendRecord(
-            delivery=d, kind=SendRecord.Kind.REPLAY if d.replays else SendRecord.Kind.PUBLISH,
-            destination=d.destination, attempt=frame_attempt(d),
-            correlation_id=d.message.correlation_id, sent_at=now,
-        )
+        _SEND(d.pk, SendRecord.Kind.REPLAY if d.replays else SendRecord.Kind.PUBLISH, d.destination,
+              frame_attempt(d), d.message.correlation_id, now)
         for d in deliveries
     ], now)
     for delivery in deliveries if log.isEnabledFor(logging.DEBUG) else ():

@@ -182,13 +182,18 @@ def as_datetime(value: datetime | str) -> datetime:
     return value if isinstance(value, datetime) else parse_datetime(value).replace(tzinfo=UTC)  # type: ignore[union-attr]
 
 
+_MESSAGE = rows.Builder(Message, ("id", "room_id", "event_type", "event_version", "payload", "correlation_id",
+                                   "idempotency_key", "ordering_key", "created_at", "expires_at", "traceparent"))
+_DELIVERY = rows.Builder(Delivery, ("message_id", "subscription_id", "destination", "status", "ordering_key",
+                                    "created_at"))
+
+
 def new_message(room: Room, event: Event, now: datetime) -> Message:
-    return Message(
-        room=room, event_type=event.event_type, event_version=event.event_version, payload=event.payload,
-        correlation_id=event.correlation_id or str(uuid.uuid4()), idempotency_key=event.idempotency_key,
-        ordering_key=event.ordering_key, created_at=now, expires_at=room.expires_at(now),
-        traceparent=event.traceparent,
-    )
+    message = _MESSAGE(uuid.uuid4(), room.pk, event.event_type, event.event_version, event.payload,
+                       event.correlation_id or str(uuid.uuid4()), event.idempotency_key, event.ordering_key, now,
+                       room.expires_at(now), event.traceparent)
+    message.room = room
+    return message
 
 
 def write_group(writes: Sequence[StoreWrite]) -> list[Stored | None]:
@@ -287,11 +292,17 @@ def deliveries_of(message: Message, subscriptions: Sequence[Subscription], now: 
     The unroutable row (no subscription, no destination, never sent) keeps the message findable in
     the log by its status and correlation id until it is re-published (see republish).
     """
-    matched = [Delivery(message=message, subscription=s, destination=s.destination, created_at=now,
-                        ordering_key=message.ordering_key if s.is_ordered else "")
-               for s in subscriptions]
-    return matched or [Delivery(message=message, destination="", status=Delivery.Status.UNROUTABLE,
-                                created_at=now)]
+    if not subscriptions:
+        unroutable = _DELIVERY(message.pk, None, "", Delivery.Status.UNROUTABLE, "", now)
+        unroutable.message = message
+        return [unroutable]
+    deliveries = []
+    for subscription in subscriptions:
+        delivery = _DELIVERY(message.pk, subscription.pk, subscription.destination, Delivery.Status.PENDING,
+                             message.ordering_key if subscription.is_ordered else "", now)
+        delivery.message, delivery.subscription = message, subscription  # the relay reads both
+        deliveries.append(delivery)
+    return deliveries
 
 
 class RepublishRefused(Exception):

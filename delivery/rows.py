@@ -33,6 +33,35 @@ from dovecote.pg_arrays import array
 from rooms.models import ApiKey, Room
 
 
+class Builder[M: Model]:
+    """New rows of a model built positionally, as Model.from_db builds the rows it reads.
+
+    A model's keyword __init__ looks up every field's default and sets each related object through its
+    descriptor: 16 µs a delivery, 13 µs a message (a fifth of the web's CPU in `PROFILE=1 BENCH_ARGS="--only
+    batch" make bench`, 2026-12-05); positionally, 5 µs. `given` names the attributes (a foreign key's
+    `…_id`) each call passes, in that order; every other field takes its default, computed once here, so a
+    field whose default is computed per row (a callable) must be given.
+    """
+
+    def __init__(self, model: type[M], given: Sequence[str]) -> None:
+        fields = model._meta.concrete_fields
+        position = {field.attname: i for i, field in enumerate(fields)}
+        if unknown := [name for name in given if name not in position]:
+            raise ValueError(f"{model.__name__} has no column for {unknown}")
+        if per_row := [field.name for field in fields
+                       if field.attname not in given and field.has_default() and callable(field.default)]:
+            raise ValueError(f"{model.__name__}'s {per_row}: a default computed per row must be given")
+        self.model = model
+        self.positions = [position[name] for name in given]
+        self.defaults = [None if field.attname in given else field.get_default() for field in fields]
+
+    def __call__(self, *values: object) -> M:
+        row = self.defaults.copy()
+        for position, value in zip(self.positions, values, strict=True):
+            row[position] = value
+        return self.model(*row)
+
+
 def insert_messages(messages: Sequence[Message]) -> None:
     _insert(Message, messages)
 
@@ -161,7 +190,8 @@ _AS_STORED: dict[type[models.Field], frozenset[type]] = {
     models.CharField: frozenset({str}), models.TextField: frozenset({str}), models.BooleanField: frozenset({bool}),
     models.IntegerField: _INTEGERS, models.PositiveIntegerField: _INTEGERS,
     models.PositiveSmallIntegerField: _INTEGERS, models.SmallIntegerField: _INTEGERS,
-    models.BigIntegerField: _INTEGERS, models.AutoField: _INTEGERS, models.BigAutoField: _INTEGERS,
+    models.BigIntegerField: _INTEGERS, models.PositiveBigIntegerField: _INTEGERS, models.AutoField: _INTEGERS,
+    models.BigAutoField: _INTEGERS,
     models.UUIDField: frozenset({uuid.UUID}), models.DateTimeField: frozenset(),
 }
 

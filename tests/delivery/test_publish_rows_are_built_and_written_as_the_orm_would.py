@@ -4,7 +4,8 @@ A value whose field would prepare it into itself goes into the JSON as it is, wi
 get_db_prep_save (`_as_stored`); every other value goes through it. These compare the JSON with one
 built by every field's get_db_prep_save, for each table the publish path writes, with values of every
 kind its columns hold (None, texts, numbers, booleans, UUIDs, aware datetimes, JSON payloads), and
-check that a naive datetime is still made aware by its field, as the ORM does.
+check that a naive datetime is still made aware by its field, as the ORM does. The rows themselves are
+built positionally (`Builder`): the same values as the keyword constructor's, defaults included.
 """
 
 from __future__ import annotations
@@ -83,3 +84,21 @@ def test_a_value_not_of_its_fields_own_type_is_still_prepared_by_the_field() -> 
         str(message_id), 3, True, 0], written
     assert type(written["parks_key"]) is bool and type(written["attempts"]) is int, written
     assert written["created_at"].endswith("+00:00"), written["created_at"]
+
+
+def test_rows_built_positionally_are_the_rows_the_keyword_constructor_builds() -> None:
+    build = rows.Builder(Delivery, ("message_id", "subscription_id", "destination", "created_at"))
+    message_id = uuid.uuid4()
+    built = build(message_id, 3, "room-7::subscription-3", WHEN)
+    expected = Delivery(message_id=message_id, subscription_id=3, destination="room-7::subscription-3",
+                        created_at=WHEN)
+    columns = [field.attname for field in Delivery._meta.concrete_fields]
+    assert [getattr(built, c) for c in columns] == [getattr(expected, c) for c in columns]
+    assert built._state.adding and built.pk is None
+
+
+def test_a_builder_refuses_a_default_computed_per_row_and_an_unknown_column() -> None:
+    with pytest.raises(ValueError, match=r"\['created_at'\]: a default computed per row must be given"):
+        rows.Builder(Delivery, ("message_id", "destination"))
+    with pytest.raises(ValueError, match=r"no column for \['subscription'\]"):
+        rows.Builder(Delivery, ("message_id", "subscription", "created_at"))
