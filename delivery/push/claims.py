@@ -307,7 +307,7 @@ def live_sessions() -> int:
 
 def retries_due_soon(subscription_ids: list[int]) -> set[int]:
     """Return those of the subscriptions with a retry due within the lookahead."""
-    return set(Delivery.objects.filter(subscription_id__in=subscription_ids, status=Delivery.Status.RETRYING,
+    return set(Delivery.objects.filter(subscription_id__any_of=set(subscription_ids), status=Delivery.Status.RETRYING,
                                        next_attempt_at__lte=timezone.now() + LOOKAHEAD)
                .values_list("subscription_id", flat=True).distinct())
 

@@ -151,3 +151,15 @@ def test_adopting_forty_sessions_takes_as_many_statements_as_adopting_one() -> N
         held = claims.adopt([(s.pk, f"start-{s.pk}") for s in subscriptions[1:]], engine)
     assert all(h is not None for h in held)
     assert len(forty) == len(one), ([q["sql"][:120] for q in one], [q["sql"][:120] for q in forty])
+
+
+def test_an_idle_session_stays_only_for_a_retry_due_within_the_lookahead() -> None:
+    room = make_room()
+    soon, later, none = make_subscription(room), make_subscription(room), make_subscription(room)
+    message = make_message(room)
+    now = timezone.now()
+    make_delivery(message, soon, status="retrying", next_attempt_at=now + claims.LOOKAHEAD - timedelta(seconds=1))
+    make_delivery(message, later, status="retrying", next_attempt_at=now + claims.LOOKAHEAD + timedelta(seconds=5))
+    make_delivery(message, none, status="queued")
+    assert claims.retries_due_soon([soon.pk, later.pk, none.pk]) == {soon.pk}
+    assert claims.retries_due_soon([later.pk, none.pk]) == set()
