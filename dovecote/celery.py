@@ -9,11 +9,12 @@ from typing import IO, Any
 
 import celery.apps.worker
 from celery import Celery
-from celery.signals import celeryd_init, task_postrun, task_prerun
+from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun, worker_ready
 from django import db
 from django.conf import settings
 
 import dovecote.heartbeats  # noqa: F401 - a worker's heartbeat starts with it (worker_init)
+from dovecote import heap
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dovecote.settings")
 
@@ -48,6 +49,13 @@ def say_as_a_record(message: str, file: IO[Any] = sys.__stderr__) -> None:  # ty
         return _celery_say(message, file)
     record = logging.LogRecord("celery.apps.worker", logging.INFO, __file__, 0, message.strip(), None, None)
     os.write(file.fileno(), (handlers[0].format(record) + "\n").encode())  # from a signal handler: no lock
+
+
+@worker_ready.connect
+@beat_init.connect
+def freeze_startup_objects(**_: object) -> None:
+    """Once a worker or beat has started, keep what it made out of the garbage collector's walks (dovecote/heap.py)."""
+    heap.freeze_startup_objects()
 
 
 # Celery writes its shutdown notices with safe_say from its signal handlers, past logging.

@@ -88,6 +88,10 @@ def test_every_line_of_web_worker_and_beat_is_json_in_json_mode(
     texts = {name: process.text() for name, process in stack.items()}
     assert "/api/v1/rooms/" in texts["web"], "granian's access log is written"
     assert "Warm shutdown" in texts["worker"] or "shutdown" in texts["worker"].lower()
+    froze = {name: [r["msg"] for line in text.splitlines() if (r := json.loads(line))["logger"] == "dovecote.heap"]
+             for name, text in texts.items()}
+    assert all(len(records) == 1 and records[0].startswith("froze ") for records in froze.values()), (
+        f"each process freezes what it made at start once (dovecote/heap.py): {froze}")
     offending = {name: bad for name, text in texts.items() if (bad := not_json(text))}
     assert not offending, "lines that are not JSON objects:\n" + "\n".join(
         f"{name}: {line!r}" for name, lines in offending.items() for line in lines)
