@@ -144,18 +144,23 @@ def mark_queued(deliveries: Iterable[Delivery], confirmed_at: datetime | None = 
 
     `confirmed_at` (default: now) is when the broker's receipts came: each send row's `sent_at`.
     """
-    deliveries = list(deliveries)
-    if not deliveries:
-        return
-    now = confirmed_at or timezone.now()
-    rows.queue_sends([
+    mark_batches_queued([(list(deliveries), confirmed_at or timezone.now())])
+
+
+def mark_batches_queued(batches: Sequence[tuple[Sequence[Delivery], datetime]]) -> None:
+    """`mark_queued` for several batches of receipts in one statement, each send row with its own batch's time."""
+    sends = [
         _SEND(d.pk, SendRecord.Kind.REPLAY if d.replays else SendRecord.Kind.PUBLISH, d.destination,
-              frame_attempt(d), d.message.correlation_id, now)
-        for d in deliveries
-    ], now)
-    for delivery in deliveries if log.isEnabledFor(logging.DEBUG) else ():
-        log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
-                                  "delivery_id": delivery.pk, "destination": delivery.destination})
+              frame_attempt(d), d.message.correlation_id, confirmed_at)
+        for deliveries, confirmed_at in batches for d in deliveries
+    ]
+    if not sends:
+        return
+    rows.queue_sends(sends, max(confirmed_at for _, confirmed_at in batches))
+    for deliveries, _ in batches if log.isEnabledFor(logging.DEBUG) else ():
+        for delivery in deliveries:
+            log.debug("queued", extra={"correlation_id": delivery.message.correlation_id,
+                                      "delivery_id": delivery.pk, "destination": delivery.destination})
 
 
 @dataclass(frozen=True)
@@ -205,7 +210,8 @@ class OutboxRelay:
     loaded), so sending them costs no query. The sender writes a batch's frames and waits for their
     receipts, then hands the confirmed ones to the recorder and goes on with the next batch while
     the recorder marks them queued (`mark_queued` only updates rows still pending): a batch's frames
-    never wait for the last batch's database write.
+    never wait for the last batch's database write. The recorder writes every batch waiting for it
+    in one statement, as the sender sends every delivery waiting for it in one batch.
     """
 
     def __init__(self) -> None:
@@ -245,25 +251,44 @@ class OutboxRelay:
     def _record(self) -> None:
         checked = 0.0
         while True:
-            confirmed, count, confirmed_at = self._confirmed.get()
+            waiting = self._waiting_receipts()
+            batches = [(confirmed, confirmed_at) for confirmed, _, confirmed_at in waiting if confirmed]
+            confirmed = [delivery for deliveries, _ in batches for delivery in deliveries]
             try:
                 if confirmed:
                     if time.monotonic() - checked > CONNECTION_CHECK_S:  # not per batch: the check is a round trip
                         close_old_connections()
                         checked = time.monotonic()
                     try:
-                        mark_queued(confirmed, confirmed_at)
+                        mark_batches_queued(batches)
                     except (OperationalError, InterfaceError):  # dropped since the last check: once more, anew
                         connection.close()
-                        mark_queued(confirmed, confirmed_at)
+                        mark_batches_queued(batches)
                     for listener in _queued_listeners:
                         listener(confirmed)
             except Exception:
                 log.exception("outbox relay: %d sends not recorded; the sweeper will send them again", len(confirmed))
             finally:
                 with self._idle:
-                    self._unfinished -= count
+                    self._unfinished -= sum(count for _, count, _ in waiting)
                     self._idle.notify_all()
+
+    def _waiting_receipts(self) -> list[tuple[list[Delivery], int, datetime]]:
+        """The next batch of receipts and those that came while the last statement ran, up to SWEEP_BATCH deliveries.
+
+        Written in one statement, as the sender sends what waits in one batch of frames: after a slow
+        statement (a backend waiting for a core), the receipts that piled up behind it cost one more, not one each.
+        """
+        waiting = [self._confirmed.get()]
+        size = len(waiting[0][0])
+        while size < SWEEP_BATCH:
+            try:
+                batch = self._confirmed.get_nowait()
+            except queue.Empty:
+                break
+            waiting.append(batch)
+            size += len(batch[0])
+        return waiting
 
 
 _relay: OutboxRelay | None = None
