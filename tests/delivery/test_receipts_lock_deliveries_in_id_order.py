@@ -19,15 +19,10 @@ from django.utils import timezone
 
 from delivery import rows
 from delivery.models import Delivery, SendRecord
+from tests.database import other_connection
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def other_connection(*, autocommit: bool = False) -> psycopg.Connection:
-    settings = connection.settings_dict
-    return psycopg.connect(dbname=settings["NAME"], user=settings["USER"], password=settings["PASSWORD"],
-                           host=settings["HOST"], port=settings["PORT"] or 5432, autocommit=autocommit)
 
 
 def test_a_receipt_write_waiting_on_one_delivery_has_not_locked_the_deliveries_after_it() -> None:

@@ -11,21 +11,15 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-import psycopg
 import pytest
 from django.db import connection
 
 from delivery import outbox, rows
 from delivery.models import Delivery, SendRecord
+from tests.database import other_connection
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("live_services")]
-
-
-def other_connection() -> psycopg.Connection:
-    settings = connection.settings_dict
-    return psycopg.connect(dbname=settings["NAME"], user=settings["USER"], password=settings["PASSWORD"],
-                           host=settings["HOST"], port=settings["PORT"] or 5432)
 
 
 def wait_for(condition: Callable[[], bool], what: Callable[[], str], timeout: float = 30) -> None:
