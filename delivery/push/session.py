@@ -34,7 +34,6 @@ soon, ends too: until then it stays warm, so the first message after a quiet spe
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections import deque
@@ -220,9 +219,20 @@ class PushSession:
                 return
             if self._failures_due():
                 self._spawn(self._write_failures())
-            self._wakeup.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wakeup.wait(), self._sleep_s())
+            await self._wait()
+
+    async def _wait(self) -> None:
+        """Wait for a wake-up (a frame, a slot, a settled POST, a changed subscription) or for `_sleep_s` to pass.
+
+        A timer that sets the event, not `asyncio.wait_for`: its timeout scope cost 5.1 µs of CPU per wait
+        against 3.0 (a scratch script), and every frame of a fan-out is at least one wait of its session.
+        """
+        self._wakeup.clear()
+        timer = asyncio.get_running_loop().call_later(self._sleep_s(), self._wakeup.set)
+        try:
+            await self._wakeup.wait()
+        finally:
+            timer.cancel()
 
     def _take_frames(self, consumer: Consumer) -> bool:
         """Start judging and POSTing what the inbox holds, within max_in_flight and a 429's pause; True if it did."""
