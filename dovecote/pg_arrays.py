@@ -1,7 +1,8 @@
 """PostgreSQL's text form of a one-dimensional array, for a parameter cast to its type (`%s::bigint[]`).
 
-The push statements (delivery/statements.py), the publish path's writes (delivery/rows.py) and the
-`any_of` lookup (dovecote/lookups.py) bind their lists this way.
+The push statements (delivery/statements.py), the push engine's renewal (delivery/push/claims.py), the
+publish path's writes (delivery/rows.py) and the `any_of` lookup (dovecote/lookups.py) bind their lists
+this way.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 
-def array(values: Iterable[int | str | uuid.UUID | datetime | None]) -> str:
+def array(values: Iterable[bool | int | str | uuid.UUID | datetime | None]) -> str:
     """PostgreSQL's text form of a one-dimensional array of `values`, for a parameter cast to its type (`%s::int[]`).
 
     psycopg adapts a list in Python, element by element, with a dumper it looks for on each list: the
@@ -38,4 +39,5 @@ def _instant(moment: datetime) -> str:
 
 
 _ELEMENT: dict[type, Callable[[Any], str]] = {
-    int: str, uuid.UUID: str, str: _quoted, datetime: _instant, type(None): lambda _: "NULL"}
+    bool: lambda flag: "t" if flag else "f", int: str, uuid.UUID: str, str: _quoted, datetime: _instant,
+    type(None): lambda _: "NULL"}

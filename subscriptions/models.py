@@ -70,7 +70,7 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
         rows = self.select_related("room")
         if connections[self.db].vendor != "postgresql":
             return rows.annotate(row_version=Value(None, output_field=models.TextField()))
-        return rows.annotate(row_version=RawSQL(_row_version(Subscription._meta.db_table, Room._meta.db_table), ()))
+        return rows.annotate(row_version=RawSQL(row_version_sql(Subscription._meta.db_table, Room._meta.db_table), ()))
 
     def versions(self, pks: list[int]) -> dict[int, tuple[int, str | None]]:
         """Each subscription's max_in_flight and the version of its row with its room's (None: unknown, reread it).
@@ -85,13 +85,13 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
                     for pk, max_in_flight in self.filter(pk__in=pks).values_list("pk", "max_in_flight")}
         with connections[self.db].cursor() as cursor:
             cursor.execute(
-                f"SELECT s.id, s.max_in_flight, {_row_version('s', 'r')}"
+                f"SELECT s.id, s.max_in_flight, {row_version_sql('s', 'r')}"
                 f" FROM {Subscription._meta.db_table} s JOIN {Room._meta.db_table} r ON r.id = s.room_id"
                 f" WHERE s.id = ANY(%s::bigint[])", [array(pks)])
             return {pk: (max_in_flight, version) for pk, max_in_flight, version in cursor.fetchall()}
 
 
-def _row_version(subscription: str, room: str) -> str:
+def row_version_sql(subscription: str, room: str) -> str:
     """SQL for the version of a subscription's row with its room's (tables or aliases named): both rows' xmin."""
     return f"{subscription}.xmin::text || '/' || {room}.xmin::text"
 
