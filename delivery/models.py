@@ -244,7 +244,8 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
             ids = list(self.select_for_update(skip_locked=True)
                        .filter(status=Delivery.Status.LEASED, lease_expires_at__lte=now)
                        .values_list("pk", flat=True)[:limit])
-            Delivery.objects.filter(pk__in=ids).update(lease_token="", lease_expires_at=until)
+            if ids:
+                Delivery.objects.filter(pk__in=ids).update(lease_token="", lease_expires_at=until)
         return ids
 
     def claim_stale_pending(self, older_than: datetime, now: datetime, until: datetime, limit: int) -> list[int]:
@@ -257,7 +258,8 @@ class DeliveryQuerySet(models.QuerySet["Delivery"]):
                 .order_by("updated_at")
                 .values_list("pk", flat=True)[:limit]
             )
-            Delivery.objects.filter(pk__in=ids).update(claimed_until=until)
+            if ids:
+                Delivery.objects.filter(pk__in=ids).update(claimed_until=until)
         return ids
 
     def release_claims(self) -> int:
