@@ -302,11 +302,10 @@ def _renew_in_one_statement(engine_token: str, reports: dict[int, Report], now: 
         )
         {_claim_rows_sql("SELECT subscription_id FROM renewed")}"""
     ids = list(reports)
-    params = {"ids": array(ids), "sized_for": array([reports[pk].sized_for for pk in ids]),
-              "hot": array([reports[pk].hot for pk in ids]), "until": now + CLAIM_TTL, "token": engine_token,
-              "now": now}
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, {"ids": array(ids), "sized_for": array([reports[pk].sized_for for pk in ids]),
+                             "hot": array([reports[pk].hot for pk in ids]), "until": now + CLAIM_TTL,
+                             "token": engine_token, "now": now})
         return cursor.fetchall()
 
 
