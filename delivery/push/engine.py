@@ -135,11 +135,15 @@ class PushEngine:
                 log.exception("push engine: could not renew its claims")
 
     async def _refresh(self) -> None:
-        reports = {pk: session.report() for pk, session in self.sessions.items() if session.subscription is not None}
+        # The adopted sessions (from then on their claims are the engine's), and what each reports.
+        reporting = {pk: session for pk, session in self.sessions.items() if session.subscription is not None}
+        reports = {pk: session.report() for pk, session in reporting.items()}
         # Before the work waiting: a renewal later than CLAIM_TTL would lose every claim, and every session.
         owned = await self.bookkeeper.call(claims.renew, self.token, reports, urgent=True)
-        for subscription_id, session in list(self.sessions.items()):
-            if session.subscription is not None:  # adopted: from now on its claim is the engine's
+        for subscription_id, session in reporting.items():
+            # Only the sessions it renewed: one adopted while it ran (on another bookkeeper thread) holds a
+            # claim the renewal's statement may not have seen, and "not owned" would have stopped it.
+            if self.sessions.get(subscription_id) is session:
                 session.refreshed(owned.get(subscription_id))
         if not self.stopping:  # a session here for each hot subscription this engine has none for
             for subscription_id in await self.bookkeeper.call(claims.join_hot, self.token):
