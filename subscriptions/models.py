@@ -16,7 +16,6 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from dovecote.encryption import EncryptedTextField
-from dovecote.pg_arrays import array
 from rooms.models import Room
 from subscriptions.breaker_rules import BreakerPolicy
 from subscriptions.retry import RetryPolicy
@@ -33,7 +32,7 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
     These are the only writes of those columns (the methods of Subscription and the push session
     call them): each applies only to the row as its writer saw it, so two writers that cross
     (an operator and a worker, two sessions, the sweep and a probe) never overwrite each other.
-    A reader that keeps subscriptions in memory learns of any write by the rows' versions (`versions`).
+    A reader that keeps subscriptions in memory learns of any write by the rows' versions (`row_version_sql`).
     """
 
     def move_status(self, pk: int, was: tuple[str, str], to: tuple[str, str], now: datetime) -> bool:
@@ -66,33 +65,21 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
             throttled_until=until))
 
     def with_versions(self) -> SubscriptionQuerySet:
-        """These subscriptions with their rooms, each with `row_version`: its row's and its room's (see `versions`)."""
+        """These subscriptions with their rooms, each with `row_version` of its row and its room's (`row_version_sql`)."""
         rows = self.select_related("room")
         if connections[self.db].vendor != "postgresql":
             return rows.annotate(row_version=Value(None, output_field=models.TextField()))
         return rows.annotate(row_version=RawSQL(row_version_sql(Subscription._meta.db_table, Room._meta.db_table), ()))
 
-    def versions(self, pks: list[int]) -> dict[int, tuple[int, str | None]]:
-        """Each subscription's max_in_flight and the version of its row with its room's (None: unknown, reread it).
-
-        On PostgreSQL the version is the two rows' xmin, new at every write of either row whoever writes
-        it (these moves, a save, a routing change, an operator's SQL): a reader that keeps the version it
-        read rereads a subscription only after a write (the push engine's renewal, every second, for every
-        session). Elsewhere the version is None: always reread.
-        """
-        if connections[self.db].vendor != "postgresql":
-            return {pk: (max_in_flight, None)
-                    for pk, max_in_flight in self.filter(pk__in=pks).values_list("pk", "max_in_flight")}
-        with connections[self.db].cursor() as cursor:
-            cursor.execute(
-                f"SELECT s.id, s.max_in_flight, {row_version_sql('s', 'r')}"
-                f" FROM {Subscription._meta.db_table} s JOIN {Room._meta.db_table} r ON r.id = s.room_id"
-                f" WHERE s.id = ANY(%s::bigint[])", [array(pks)])
-            return {pk: (max_in_flight, version) for pk, max_in_flight, version in cursor.fetchall()}
-
 
 def row_version_sql(subscription: str, room: str) -> str:
-    """SQL for the version of a subscription's row with its room's (tables or aliases named): both rows' xmin."""
+    """SQL for the version of a subscription's row with its room's (tables or aliases named): both rows' xmin.
+
+    PostgreSQL gives a row a new xmin at every write, whoever writes it (these moves, a save, a routing
+    change, an operator's SQL): a reader that keeps the version it read rereads a subscription only after
+    a write (the push engine's renewal, every second, for every session; delivery/push/claims.py).
+    Other databases have none: their readers always reread.
+    """
     return f"{subscription}.xmin::text || '/' || {room}.xmin::text"
 
 

@@ -55,7 +55,7 @@ class Held:
     """A subscription as an engine's renewal reads it, with the session's share of `max_in_flight`."""
 
     subscription: Subscription | None  # reread, with its room; None: unchanged since the version the session has
-    version: str | None  # of the subscription's row and its room's (SubscriptionQuerySet.versions; None: unknown)
+    version: str | None  # of the subscription's row and its room's (`row_version_sql`; None: unknown)
     sessions: int  # live sessions of the subscription, on every worker
     share: int  # POSTs the session may have under way (0: the others are still shrinking to make room)
 
@@ -256,10 +256,7 @@ def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
         alike[(report.sized_for, report.hot)].append(subscription_id)
     mine = PushClaim.objects.filter(token=engine_token)
     until = now + CLAIM_TTL
-    # Each claim row is written once. PostgreSQL checks the foreign key of a row the transaction writes a
-    # second time at COMMIT (key share on the subscription's row): that waited for a subscription's delete
-    # holding the row (delivery/actions.py) while the delete waited for this claim, a deadlock.
-    with transaction.atomic():
+    with transaction.atomic():  # each claim row written once, as _renew_in_one_statement says why
         mine.exclude(subscription_id__in=set(reports)).update(until=until, hot=False)
         for (sized_for, hot), subscription_ids in alike.items():
             mine.filter(subscription_id__in=set(subscription_ids)).update(until=until, sized_for=sized_for, hot=hot)
@@ -268,7 +265,8 @@ def renew(engine_token: str, reports: dict[int, Report]) -> dict[int, Held]:
 
 
 # What a session needs of its subscription at each renewal: its id, max_in_flight, the version of its rows
-# (SubscriptionQuerySet.versions) and the sized_for of every other live session of it, on other workers.
+# (`row_version_sql`; None where the database has none) and the sized_for of every other live session of it,
+# on other workers.
 ClaimRow = tuple[int, int, str | None, list[int]]
 
 
@@ -323,8 +321,8 @@ def _claim_rows(engine_token: str, subscription_ids: list[int], now: datetime) -
             subscription_id__in=subscription_ids, until__gte=now).exclude(token=engine_token).values_list(
             "subscription_id", "sized_for"):
         others[subscription_id].append(sized_for)
-    return [(pk, max_in_flight, version, others[pk])
-            for pk, (max_in_flight, version) in Subscription.objects.versions(subscription_ids).items()]
+    return [(pk, max_in_flight, None, others[pk]) for pk, max_in_flight in Subscription.objects.filter(
+        pk__in=subscription_ids).values_list("pk", "max_in_flight")]
 
 
 def _held(engine_token: str, rows: list[ClaimRow], known: dict[int, str | None]) -> dict[int, Held]:
