@@ -65,7 +65,7 @@ class SubscriptionQuerySet(models.QuerySet["Subscription"]):
             throttled_until=until))
 
     def with_versions(self) -> SubscriptionQuerySet:
-        """These subscriptions with their rooms, each with `row_version` of its row and its room's (`row_version_sql`)."""
+        """These subscriptions with their rooms, each with `row_version`: its row's and its room's (row_version_sql)."""
         rows = self.select_related("room")
         if connections[self.db].vendor != "postgresql":
             return rows.annotate(row_version=Value(None, output_field=models.TextField()))
