@@ -102,3 +102,23 @@ def test_a_builder_refuses_a_default_computed_per_row_and_an_unknown_column() ->
         rows.Builder(Delivery, ("message_id", "destination"))
     with pytest.raises(ValueError, match=r"no column for \['subscription'\]"):
         rows.Builder(Delivery, ("message_id", "subscription", "created_at"))
+
+
+def test_values_orjson_refuses_are_written_by_the_json_module_and_stored_as_sent() -> None:
+    """orjson writes the rows' JSON (`rows._json`), but refuses an integer beyond 64 bits and a lone surrogate.
+
+    The json module writes those documents instead, so a payload holding one is stored as it came (the
+    big integer) or refused by PostgreSQL as before (the surrogate), not lost to an encoder's error.
+    """
+    from tests.factories import make_room
+
+    big = {"order": 2**70, "negative": -(2**64), "items": [1, 2.5]}
+    assert json.loads(rows._json([{"payload": big}])) == [{"payload": big}]
+    lone = ["\ud800"]
+    assert rows._json(lone) == rows._ENCODER.encode(lone) == '["\\ud800"]'
+
+    room = make_room()
+    message = Message(id=uuid.uuid4(), room_id=room.pk, event_type="order.created", event_version="1", payload=big,
+                      correlation_id="corr-big", created_at=WHEN)
+    rows.insert_messages([message])
+    assert Message.objects.get(pk=message.pk).payload == big
