@@ -421,7 +421,9 @@ class Delivery(models.Model):
             models.Index(fields=["status", "created_at"], name="delivery_status_age"),
             models.Index(fields=["subscription", "status"], name="delivery_subscription_status"),
             models.Index(fields=["subscription", "-created_at"], name="delivery_subscription_recent"),
-            models.Index(fields=["status", "lease_expires_at"], name="delivery_lease_expiry"),
+            # Only leased rows: a push delivery never writes an entry (migration 0010).
+            models.Index(fields=["lease_expires_at"], name="delivery_leased_expiry",
+                         condition=models.Q(status="leased")),
             models.Index(fields=["status", "updated_at"], name="delivery_status_changed"),
             models.Index(fields=["subscription", "ordering_key", "status"], name="delivery_ordering_key",
                          condition=~models.Q(ordering_key="")),
