@@ -17,6 +17,8 @@ embedded demo), whose tables are small.
 import django.db.models.deletion
 from django.db import migrations, models
 
+from delivery.migrations._postgresql import StateWithSqlOnPostgreSQL
+
 
 # (table, index dropped); the two plain correlation-id indexes are renamed instead.
 DROPPED = [
@@ -56,25 +58,6 @@ ON_POSTGRESQL = migrations.RunSQL(
                  *(f'CREATE INDEX CONCURRENTLY IF NOT EXISTS "{index}" ON "{table}" {REBUILT[index]}'
                    for table, index in DROPPED)),
 )
-
-
-class StateWithSqlOnPostgreSQL(migrations.SeparateDatabaseAndState):
-    """Django's operations for the state; on PostgreSQL, ON_POSTGRESQL for the database, elsewhere the operations."""
-
-    def __init__(self, operations: list[migrations.operations.base.Operation]) -> None:
-        super().__init__(state_operations=operations, database_operations=operations)
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            ON_POSTGRESQL.database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            ON_POSTGRESQL.database_backwards(app_label, schema_editor, from_state, to_state)
-        else:
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
 
 
 class Migration(migrations.Migration):
@@ -141,5 +124,5 @@ class Migration(migrations.Migration):
                 model_name='message',
                 index=models.Index(fields=['correlation_id'], name='message_correlation'),
             ),
-        ]),
+        ], ON_POSTGRESQL),
     ]

@@ -13,6 +13,8 @@ waits for either, however large the table; elsewhere (SQLite, the embedded demo)
 
 from django.db import migrations, models
 
+from delivery.migrations._postgresql import StateWithSqlOnPostgreSQL
+
 OLD = "delivery_lease_expiry"
 NEW = "delivery_leased_expiry"
 
@@ -34,25 +36,6 @@ OPERATIONS = [
 ]
 
 
-class StateWithSqlOnPostgreSQL(migrations.SeparateDatabaseAndState):
-    """Django's operations for the state; on PostgreSQL, ON_POSTGRESQL for the database, elsewhere the operations."""
-
-    def __init__(self) -> None:
-        super().__init__(state_operations=OPERATIONS, database_operations=OPERATIONS)
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            ON_POSTGRESQL.database_forwards(app_label, schema_editor, from_state, to_state)
-        else:
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state) -> None:
-        if schema_editor.connection.vendor == "postgresql":
-            ON_POSTGRESQL.database_backwards(app_label, schema_editor, from_state, to_state)
-        else:
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-
-
 class Migration(migrations.Migration):
     atomic = False  # CREATE and DROP INDEX CONCURRENTLY run outside a transaction
 
@@ -60,4 +43,4 @@ class Migration(migrations.Migration):
         ("delivery", "0009_lean_indexes"),
     ]
 
-    operations = [StateWithSqlOnPostgreSQL()]
+    operations = [StateWithSqlOnPostgreSQL(OPERATIONS, ON_POSTGRESQL)]
