@@ -57,6 +57,11 @@ class Broker:
     def log_text(self, tail: int = 4000) -> str:
         return self.log.read_text(errors="replace")[-tail:] if self.log.exists() else "(no log)"
 
+    def java_args(self) -> list[str]:
+        """The running JVM's command line (`artemis run` execs java in the process it was started as)."""
+        assert self.process is not None, f"the {self.role} was never started"
+        return Path(f"/proc/{self.process.pid}/cmdline").read_bytes().decode().split("\0")
+
 
 @dataclass
 class ArtemisPair:

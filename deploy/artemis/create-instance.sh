@@ -6,9 +6,9 @@
 # Environment: ARTEMIS_USER and ARTEMIS_PASSWORD (the one broker user, role `amq`), ARTEMIS_HEAP
 # (the JVM's -Xmx, default 2G), ARTEMIS_HA (unset: a lone broker; `primary` or `backup`: one of a
 # shared-store pair, its ha-policy from ha-primary.xml or ha-backup.xml). Runs `artemis create` when
-# the instance is missing or was made by another Artemis version (keeping data/, the journal), then
-# installs broker.xml from this folder. Prints "changed" when the running broker must restart to see
-# the result.
+# the instance is missing or was made by another Artemis version (keeping data/, the journal), sets
+# the JVM's collector (COLLECTOR below) in its artemis.profile, then installs broker.xml from this
+# folder. Prints "changed" when the running broker must restart to see the result.
 #
 # Used by scripts/services.sh (`make services`) and by this folder's Dockerfile (docker-compose),
 # so both run the same version (VERSION) with the same settings (broker.xml).
@@ -27,6 +27,19 @@ if ! grep -qxF "ARTEMIS_HOME='$home'" "$instance/etc/artemis.profile" 2>/dev/nul
         --no-amqp-acceptor --no-mqtt-acceptor --no-hornetq-acceptor "$instance" >&2
     changed=1
 fi
+# ZGC, not the G1 that `artemis create` writes: G1 stopped the broker 3-6 times in 3 minutes of the
+# bench's traffic, for 15-63 ms each (every delivery in flight waits that long); ZGC's pauses stay under
+# 0.1 ms for the same broker CPU (docs/benchmarks.md, 2026-12-05 23:17 UTC). G1's string deduplication
+# goes with it.
+COLLECTOR="-XX:+UseZGC"
+profile=$instance/etc/artemis.profile
+if grep -qF -- "-XX:+UseG1GC -XX:+UseStringDeduplication " "$profile"; then
+    sed -i "s/-XX:+UseG1GC -XX:+UseStringDeduplication /$COLLECTOR /" "$profile"
+    changed=1
+fi
+grep -qF -- "$COLLECTOR " "$profile" || {
+    echo "$profile: no JAVA_ARGS with $COLLECTOR (did \`artemis create\` change its collector flags?)" >&2; exit 1; }
+
 wanted=$(mktemp)
 trap 'rm -f "$wanted"' EXIT
 case ${ARTEMIS_HA:-} in

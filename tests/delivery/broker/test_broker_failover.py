@@ -65,6 +65,7 @@ def test_killing_the_primary_hands_every_confirmed_message_to_the_backup(pair: A
     destination = f"room-failover::subscription-{uuid.uuid4().hex[:8]}"
     broker = connect(pair.url, connect_timeout=5, receipt_timeout=5)
     assert isinstance(broker, StompBroker) and broker.address == f"127.0.0.1:{pair.primary.port}"
+    assert "-XX:+UseZGC" in pair.primary.java_args(), pair.primary.java_args()  # create-instance.sh's collector
     confirmed: dict[str, float] = {}  # body -> when it is due (epoch s): its making + its delay
     confirmed_at: list[float] = []  # when each confirmation came
     unconfirmed: list[str] = []
