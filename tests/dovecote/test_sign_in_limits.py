@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import secrets
+import time
 
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client, override_settings
 
+from dovecote.throttling import FailureLimit
 from rooms.models import ApiKey
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def clock_standing_mid_window(monkeypatch: pytest.MonkeyPatch) -> float:
+    """Stand the limits' clock in the middle of a quarter hour no run used (so of its minutes too).
+
+    The failures are counted in fixed windows: a test whose requests straddled a window's end (cc99,
+    at 01:00 UTC) had its count split in two and the request it expected refused was let through.
+    """
+    now = 900.0 * (int(time.time()) // 900 + 1 + secrets.randbelow(10**9)) + 450.0
+    monkeypatch.setattr(FailureLimit, "clock", staticmethod(lambda: now))
+    return now
 
 
 def fresh_address() -> str:
