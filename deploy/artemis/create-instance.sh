@@ -20,7 +20,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${ARTEMIS_USER:?set ARTEMIS_USER}" "${ARTEMIS_PASSWORD:?set ARTEMIS_PASSWORD}"
 changed=0
 
-if ! grep -qxF "ARTEMIS_HOME='$home'" "$instance/etc/artemis.profile" 2>/dev/null; then
+profile=$instance/etc/artemis.profile
+if ! grep -qxF "ARTEMIS_HOME='$home'" "$profile" 2>/dev/null; then
     # STOMP is the only acceptor broker.xml defines; the flags below keep `create` from adding others.
     "$home/bin/artemis" create --silent --force --user "$ARTEMIS_USER" --password "$ARTEMIS_PASSWORD" \
         --require-login --no-web --no-autotune --nio --java-memory "${ARTEMIS_HEAP:-2G}" \
@@ -32,7 +33,6 @@ fi
 # 0.1 ms for the same broker CPU (docs/benchmarks.md, 2026-12-05 23:17 UTC). G1's string deduplication
 # goes with it.
 COLLECTOR="-XX:+UseZGC"
-profile=$instance/etc/artemis.profile
 if grep -qF -- "-XX:+UseG1GC -XX:+UseStringDeduplication " "$profile"; then
     sed -i "s/-XX:+UseG1GC -XX:+UseStringDeduplication /$COLLECTOR /" "$profile"
     changed=1
