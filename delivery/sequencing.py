@@ -81,7 +81,7 @@ def busy_keys(keys: set[Key], *, counting_held: bool) -> set[Key]:
     rows = Delivery.objects.filter(
         Q(status__in=statuses) | Q(parks_key=True),
         subscription_id__in={s for s, _ in keys}, ordering_key__in={k for _, k in keys},
-    ).values_list("subscription_id", "ordering_key").distinct()
+    ).order_by().values_list("subscription_id", "ordering_key").distinct()
     return {row for row in rows if row in keys}
 
 
@@ -193,7 +193,7 @@ def release_parked_key(subscription: Subscription, ordering_key: str) -> int | N
 
 def release_stalled(limit: int = 500) -> int:
     """Release the next delivery of every key left with held deliveries and nothing blocking; count them."""
-    keys = set(Delivery.objects.filter(status=Status.HELD).values_list("subscription_id", "ordering_key")
+    keys = set(Delivery.objects.filter(status=Status.HELD).order_by().values_list("subscription_id", "ordering_key")
                .distinct()[:limit])
     if not keys:
         return 0

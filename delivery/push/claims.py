@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from delivery.models import Delivery, PushClaim
@@ -172,11 +172,24 @@ _seen_with_session: dict[int, float] = {}  # subscription id -> until when (mono
 
 
 def subscriptions_with_due_work(now: datetime | None = None) -> list[int]:
-    """Return active push subscriptions with queued deliveries or retries due within the lookahead."""
+    """Return active push subscriptions with no live session and queued deliveries or retries due within the lookahead.
+
+    Beat asks every second (`dispatch_push_sessions`), so the query goes from the subscriptions: those with
+    a live claim are passed over, and each other one costs two probes of the (subscription, status) index
+    (one EXISTS per status: an OR of statuses inside one let the planner scan every queued entry per
+    subscription), each ending at the first due delivery. Its cost does not grow with the deliveries
+    waiting. Read from the deliveries (every queued row, sorted and joined to its subscription), it took
+    96 ms of PostgreSQL's CPU each second with 600 subscriptions and 200 deliveries in flight (the dead index
+    entries of the rows queued since the last vacuum), and a backlog made it longer.
+    """
+    now = now or timezone.now()
     return list(
-        Delivery.objects.filter(_due_work(now or timezone.now()), subscription__type=Subscription.Type.PUSH,
-                                subscription__status=Subscription.Status.ACTIVE)
-        .values_list("subscription_id", flat=True).distinct()
+        Subscription.objects.filter(type=Subscription.Type.PUSH, status=Subscription.Status.ACTIVE)
+        .exclude(Exists(PushClaim.objects.filter(subscription_id=OuterRef("pk"), until__gte=now)))
+        .filter(Q(Exists(Delivery.objects.filter(subscription_id=OuterRef("pk"), status=Delivery.Status.QUEUED)))
+                | Q(Exists(Delivery.objects.filter(subscription_id=OuterRef("pk"), status=Delivery.Status.RETRYING,
+                                                   next_attempt_at__lte=now + LOOKAHEAD))))
+        .order_by().values_list("pk", flat=True)
     )
 
 
@@ -371,7 +384,7 @@ def retries_due_soon(subscription_ids: list[int]) -> set[int]:
     """Return those of the subscriptions with a retry due within the lookahead."""
     return set(Delivery.objects.filter(subscription_id__any_of=set(subscription_ids), status=Delivery.Status.RETRYING,
                                        next_attempt_at__lte=timezone.now() + LOOKAHEAD)
-               .values_list("subscription_id", flat=True).distinct())
+               .order_by().values_list("subscription_id", flat=True).distinct())
 
 
 def reread_secrets(subscription_id: int) -> Subscription | None:

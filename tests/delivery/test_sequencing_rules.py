@@ -84,3 +84,11 @@ def test_held_events_of_an_expired_message_expire_and_free_their_key(ordered: Su
     expiry.expire_overdue()
     assert statuses(expired) == [("expired", False), ("expired", False)]
     assert statuses(waiting) == [("pending", False)]
+
+
+def test_the_safety_net_counts_its_limit_in_keys_not_in_held_events(ordered: Subscription) -> None:
+    others = [key_rows(ordered, ["delivered", "held"], key=key) for key in ("b", "c")]
+    newest = key_rows(ordered, ["delivered", "held", "held", "held"])  # its held rows the newest of all
+    assert sequencing.release_stalled(limit=2) == 2
+    released = [rows for rows in (*others, newest) if statuses(rows)[1] == ("pending", False)]
+    assert len(released) == 2, [statuses(rows) for rows in (*others, newest)]

@@ -163,3 +163,28 @@ def test_an_idle_session_stays_only_for_a_retry_due_within_the_lookahead() -> No
     make_delivery(message, none, status="queued")
     assert claims.retries_due_soon([soon.pk, later.pk, none.pk]) == {soon.pk}
     assert claims.retries_due_soon([later.pk, none.pk]) == set()
+
+
+def test_beats_dispatch_finds_each_subscription_that_needs_a_session_once() -> None:
+    room = make_room()
+    backlog, retry_soon, retry_later, running, lapsed, paused = (make_subscription(room) for _ in range(6))
+    Subscription.objects.filter(pk=paused.pk).update(status=Subscription.Status.PAUSED)
+    pull = make_subscription(room, type=Subscription.Type.PULL)
+    now = timezone.now()
+    for _ in range(3):  # one subscription however many deliveries wait (Meta.ordering once made DISTINCT useless)
+        message = make_message(room)
+        for subscription in (backlog, running, lapsed, paused, pull):
+            make_delivery(message, subscription, status="queued")
+    message = make_message(room)
+    make_delivery(message, retry_soon, status="retrying", next_attempt_at=now + claims.LOOKAHEAD - timedelta(seconds=1))
+    make_delivery(message, retry_later, status="retrying",
+                  next_attempt_at=now + claims.LOOKAHEAD + timedelta(seconds=5))
+    make_delivery(make_message(room), retry_later, status="delivered")
+    PushClaim.objects.create(subscription=running, token="here", until=now + timedelta(seconds=5))
+    PushClaim.objects.create(subscription=lapsed, token="gone", until=now - timedelta(seconds=1))
+
+    with CaptureQueriesContext(connection) as queries:
+        due = claims.subscriptions_with_due_work(now)
+    assert sorted(due) == sorted([backlog.pk, retry_soon.pk, lapsed.pk]), due
+    assert len(queries) == 1
+    assert sorted(claims.retries_due_soon([retry_soon.pk, retry_soon.pk, retry_later.pk])) == [retry_soon.pk]
