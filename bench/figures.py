@@ -567,12 +567,15 @@ def fairness(ctx: Context, subscriptions: int, slow_share: float, rate: float,
 
 
 def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int,
-           gap_s: float) -> tuple[float, float, dict[str, float]]:
+           gap_s: float) -> tuple[float, float, dict[str, float], dict[str, float]]:
     """One room with `subscriptions` push subscriptions, a `slow_share` of them answering after 2 s; `publishes`
     single publishes `gap_s` apart. Returns the fast ones' end-to-end p99 ms, the relay's median ms from a
-    delivery's creation to the broker's receipt (its published_messages row) and the fast ones' p99 of each step."""
+    delivery's creation to the broker's receipt (its published_messages row), the fast ones' p99 of each step
+    and the CPU ms each process used per publish, from the first publish until every fast delivery arrived
+    (the slow ones' answers come later, so their recording is not in it)."""
     from django.db.models import F
 
+    from bench.stack import CpuMeter
     from delivery.models import SendRecord
 
     room_id = make_room(ctx)
@@ -590,6 +593,8 @@ def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int,
                    >= fast_count, 60, 0.2)
         ctx.receiver.reset()
         sent_at = {}
+        meter = CpuMeter(ctx.processes, ctx.database)
+        meter.start()
         for i in range(publishes):
             time.sleep(gap_s)
             started = time.monotonic()
@@ -598,12 +603,13 @@ def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int,
             sent_at[reply.json()["message_id"]] = started
     expected = fast_count * publishes
     wait_until(lambda: sum(1 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at) >= expected,
-               timeout=60, poll=0.2)
+               timeout=60, poll=0.05)
+    cpu = {name: seconds * 1000 / publishes for name, seconds in meter.stop().items()}
     fast = [(a[0] - sent_at[a[2]]) * 1000 for a in ctx.receiver.arrivals() if a[1] == "/hook" and a[2] in sent_at]
     relay = [(sent - created).total_seconds() * 1000 for sent, created in SendRecord.objects.filter(
         delivery__message__room_id=room_id, delivery__message__created_at__isnull=False).annotate(
         created=F("delivery__created_at")).values_list("sent_at", "created")]
-    return percentile(fast, 99), statistics.median(relay), fast_steps(room_id, set(sent_at))
+    return percentile(fast, 99), statistics.median(relay), fast_steps(room_id, set(sent_at)), cpu
 
 
 def fast_steps(room_id: int, message_ids: set[str]) -> dict[str, float]:

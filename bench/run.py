@@ -284,6 +284,10 @@ def main() -> int:
                             " the median run's p99 of each step: " + "; ".join(
                                 f"{name} {value:.1f}" for name, value in median_run(spread)[2].items()),
                             "p99 < 100"))
+            cpu = median_run(spread)[3]
+            rows.append(Row(f"  fan-out: CPU ms per publish ({n['fanout']} deliveries) by process, first publish to "
+                            "the last fast arrival, the median run", f"{sum(cpu.values()):.1f} in all",
+                            "; ".join(f"{name} {cpu[name]:.1f}" for name in sorted(cpu))))
             p50, p99, count, expected = figures.fairness(ctx, n["fairness_subscriptions"], 0.1, 20, n["fairness_s"])
             rows.append(Row(f"fairness: {n['fairness_subscriptions']} push subscriptions, 10 % answering after 2 s, "
                             f"20 events/s to rooms of 10 ({n['fairness_s']} s): the fast ones' p50 / p99 ms (1 run)",

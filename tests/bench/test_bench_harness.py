@@ -37,6 +37,7 @@ ROWS = [
     "a new subscription's first message",
     "at 10 msg/s",
     "fan-out: ",
+    "fan-out: CPU ms per publish",
     "fairness:",
     "worker RSS after the fairness run",
     "redelivery timing error",
