@@ -148,6 +148,18 @@ class Broker(ABC):
         """Send one message and wait for its receipt."""
         self.send_many([message])
 
+    def ack_together(self, groups: Sequence[tuple[Consumer, Sequence[ReceivedMessage]]]) -> None:
+        """Settle the messages of several of this broker's consumers at once (an implementation may send them in
+        one write). A group that cannot be settled is left as it was, and BrokerError is raised after the others."""
+        refused: BrokerError | None = None
+        for consumer, messages in groups:
+            try:
+                consumer.ack_many(messages)
+            except BrokerError as error:
+                refused = refused or error
+        if refused is not None:
+            raise refused
+
     @abstractmethod
     def consumer(self, destination: str, *, prefetch: int = 100, on_message: OnMessage | None = None) -> Consumer:
         """Subscribe to `destination` with client-individual acks and about `prefetch` messages unacked.

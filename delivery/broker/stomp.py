@@ -272,15 +272,42 @@ class StompBroker(StompConnection, Broker):
             raise BrokerError("message came on an earlier connection; the broker will redeliver it")
         return conn
 
-    def _ack(self, consumer: StompConsumer, messages: Sequence[ReceivedMessage]) -> None:
-        """Send the ACK frames of `messages` in one socket write."""
+    def ack_together(self, groups: Sequence[tuple[Consumer, Sequence[ReceivedMessage]]]) -> None:
+        """Send the ACK frames of several consumers' messages in one socket write, each message at most once.
+
+        A push engine records the successes of many sessions in one statement; one write for all their
+        consumers, not one each, spares a system call and a wake-up of the broker's reader per subscription
+        (a fan-out's record of 16 successes held 16 consumers). A group that cannot be acked (a message not held,
+        a closed consumer, a message of an earlier connection) is left out, its messages still held, and
+        BrokerError is raised once the others are written.
+        """
+        taken: list[tuple[StompConsumer, Sequence[ReceivedMessage]]] = []
+        refused: BrokerError | None = None
         conn = None
-        for message in messages:
-            conn = self._check_ackable(consumer, message)
-        if conn is None:
-            return
-        try:
-            conn.transport.send(b"".join(encode_frame(conn, "ACK", {"id": message.ack_id}) for message in messages))
-        except (StompException, OSError) as error:
-            raise BrokerError(f"ACK not sent to {self.address}; the messages will be redelivered") from error
+        for consumer, messages in groups:
+            try:
+                if not isinstance(consumer, StompConsumer) or consumer._broker is not self:
+                    raise BrokerError(f"the consumer of {consumer.destination} is not this connection's")
+                consumer._take_held(messages)
+            except BrokerError as error:
+                refused = refused or error
+                continue
+            try:
+                for message in messages:
+                    conn = self._check_ackable(consumer, message)
+            except BrokerError as error:
+                consumer._give_back(messages)
+                refused = refused or error
+                continue
+            taken.append((consumer, messages))
+        if conn is not None:
+            try:
+                conn.transport.send(b"".join(encode_frame(conn, "ACK", {"id": message.ack_id})
+                                             for _, messages in taken for message in messages))
+            except (StompException, OSError) as error:
+                for consumer, messages in taken:
+                    consumer._give_back(messages)
+                raise BrokerError(f"ACK not sent to {self.address}; the messages will be redelivered") from error
+        if refused is not None:
+            raise refused
 

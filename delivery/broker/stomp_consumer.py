@@ -25,7 +25,7 @@ class ConsumerHost(Protocol):
 
     def _is_current(self, generation: int) -> bool: ...
 
-    def _ack(self, consumer: StompConsumer, messages: Sequence[ReceivedMessage]) -> None: ...
+    def ack_together(self, groups: Sequence[tuple[Consumer, Sequence[ReceivedMessage]]]) -> None: ...
 
     def _unsubscribe(self, consumer: StompConsumer) -> None: ...
 
@@ -73,16 +73,19 @@ class StompConsumer(Consumer):
 
     def ack_many(self, messages: Sequence[ReceivedMessage]) -> None:
         """Ack several messages in one socket write (each at most once, as `ack` says)."""
+        self._broker.ack_together([(self, messages)])
+
+    def _take_held(self, messages: Sequence[ReceivedMessage]) -> None:
+        """Mark these messages acked (the connection is about to write their ACKs); BrokerError if one is not held."""
         with self._held_lock:
             if unknown := [m.ack_id for m in messages if m.ack_id not in self._held]:
                 raise BrokerError(f"message {unknown[0]} is not held by this consumer of {self.destination}")
             self._held.difference_update(m.ack_id for m in messages)
-        try:
-            self._broker._ack(self, messages)
-        except BrokerError:
-            with self._held_lock:
-                self._held.update(m.ack_id for m in messages)  # not sent: they may still be acked
-            raise
+
+    def _give_back(self, messages: Sequence[ReceivedMessage]) -> None:
+        """Their ACKs were not written: they may still be acked."""
+        with self._held_lock:
+            self._held.update(m.ack_id for m in messages)
 
     def close(self) -> None:
         self._broker._unsubscribe(self)

@@ -23,6 +23,7 @@ from django.db import connection
 from django.utils import timezone
 
 from delivery.attempts import Attempt
+from delivery.broker import Broker
 from delivery.models import Delivery, DeliveryState, claim_fresh_sql, record_delivered_sql, states_from_rows
 from delivery.push.outcomes import ack_recorded
 from delivery.statements import FreshClaim, claim_params, delivered_params
@@ -85,8 +86,9 @@ class Claimed:
 class Ledger:
     """Claims and successes of every session of an engine, on its event loop (the steps' executor on PostgreSQL)."""
 
-    def __init__(self, conninfo: str) -> None:
+    def __init__(self, conninfo: str, broker: Broker) -> None:
         self._conninfo = conninfo
+        self._broker = broker  # the engine's, whose consumers' frames the successes ack
         self._connections: dict[str, psycopg.AsyncConnection[Any]] = {}
         self._claims: _Coalescer[FreshClaim, Claimed | None] = _Coalescer(self._claim)
         self._successes: _Coalescer[tuple[Attempt, PushResult], None] = _Coalescer(self._record)
@@ -94,7 +96,7 @@ class Ledger:
         self._record_sql = record_delivered_sql()
 
     @classmethod
-    def for_this_database(cls) -> Ledger | None:
+    def for_this_database(cls, broker: Broker) -> Ledger | None:
         """A ledger on the default database's PostgreSQL, or None for another database."""
         if connection.vendor != "postgresql":
             return None
@@ -103,7 +105,7 @@ class Ledger:
         params.pop("context", None)
         params.pop("server_side_binding", None)
         params.pop("prepare_threshold", None)  # psycopg's, not a libpq keyword: its default (5) applies here
-        return cls(psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v not in (None, "")}))
+        return cls(psycopg.conninfo.make_conninfo(**{k: v for k, v in params.items() if v not in (None, "")}), broker)
 
     async def claim_fresh(self, claims: list[FreshClaim]) -> list[Claimed | None]:
         """Claim each fresh attempt the frame rules would let start (see Delivery.objects.claim_fresh); None: not."""
@@ -158,5 +160,5 @@ class Ledger:
         rows = [(a.delivery, a.attempt, a.started_at, r.duration_ms, r.status_code) for a, r in finished]
         params = delivered_params(rows, timezone.now(), Delivery.UNSETTLED)
         await self._run("record", self._record_sql, params, fetch=False)
-        ack_recorded([attempt for attempt, _ in finished])
+        ack_recorded(self._broker, [attempt for attempt, _ in finished])
         return [None] * len(finished)

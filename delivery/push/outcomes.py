@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from delivery import settle
 from delivery.attempts import Attempt
-from delivery.broker import Broker, BrokerError
+from delivery.broker import Broker, BrokerError, Consumer, ReceivedMessage
 from delivery.transports import PushResult
 
 log = logging.getLogger("delivery.push")
@@ -29,7 +29,7 @@ def record_outcomes(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
     if successes:
         settle.record_successes([settle.Success(a.delivery, a.attempt, a.started_at, r)
                                  for a, r in (finished[index] for index in successes)])
-        ack_recorded([finished[index][0] for index in successes])
+        ack_recorded(broker, [finished[index][0] for index in successes])
         for index in successes:
             statuses[index] = settle.Status.DELIVERED
     failures: dict[int, list[int]] = defaultdict(list)
@@ -55,17 +55,17 @@ def record_failures(broker: Broker, finished: list[tuple[Attempt, PushResult]]) 
         broker, [settle.Failure(a.delivery, a.frame.body, a.attempt, a.started_at, r) for a, r in finished],
         subscription.retry_policy)
     # Unconfirmed copies leave their originals unacked: they must come back.
-    ack_recorded([attempt for (attempt, _), status in zip(finished, statuses, strict=True) if status is not None])
+    ack_recorded(broker, [attempt for (attempt, _), status in zip(finished, statuses, strict=True)
+                          if status is not None])
     return statuses
 
 
-def ack_recorded(attempts: list[Attempt]) -> None:
-    """Ack the frames of recorded attempts, each consumer's in one write."""
-    by_consumer: dict[int, list[Attempt]] = defaultdict(list)
+def ack_recorded(broker: Broker, attempts: list[Attempt]) -> None:
+    """Ack the frames of recorded attempts, every consumer's together (one write on STOMP)."""
+    by_consumer: dict[int, tuple[Consumer, list[ReceivedMessage]]] = {}
     for attempt in attempts:
-        by_consumer[id(attempt.arrival.consumer)].append(attempt)
-    for group in by_consumer.values():
-        try:
-            group[0].arrival.consumer.ack_many([attempt.frame for attempt in group])
-        except BrokerError:
-            log.debug("acks not sent; the frames come back and are judged stale copies")
+        by_consumer.setdefault(id(attempt.arrival.consumer), (attempt.arrival.consumer, []))[1].append(attempt.frame)
+    try:
+        broker.ack_together(list(by_consumer.values()))
+    except BrokerError:
+        log.debug("acks not sent; the frames come back and are judged stale copies")

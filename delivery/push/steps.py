@@ -76,7 +76,7 @@ class Steps:
     @classmethod
     def for_this_database(cls, bookkeeper: Bookkeeper) -> Steps:
         """The steps with the ledger on PostgreSQL, the ORM executor on any other database."""
-        return cls(bookkeeper, Ledger.for_this_database() or OrmExecutor(bookkeeper))
+        return cls(bookkeeper, Ledger.for_this_database(bookkeeper.broker) or OrmExecutor(bookkeeper))
 
     async def start_attempts(self, arrivals: list[Arrival]) -> list[Attempt | None]:
         """Judge frames that arrived together; return, for each, the attempt to make now or None (settled now).

@@ -228,6 +228,32 @@ def test_a_message_is_acked_at_most_once(open_broker: OpenBroker, destination: s
     consumer.ack(following)
 
 
+def test_the_acks_of_several_consumers_go_together_and_a_refused_group_leaves_the_others_acked(
+    open_broker: OpenBroker, destination: str, queues_made: set[str]
+) -> None:
+    other = destination + "-b"
+    queues_made.add(other)
+    broker = open_broker()
+    broker.send_many([OutgoingMessage(destination, b"a1"), OutgoingMessage(destination, b"a2"),
+                      OutgoingMessage(other, b"b1")])
+    first, second = broker.consumer(destination, prefetch=10), broker.consumer(other, prefetch=10)
+    a1, a2, b1 = first.receive(5), first.receive(5), second.receive(5)
+    assert a1 is not None and a2 is not None and b1 is not None
+    first.ack(a1)
+
+    with pytest.raises(BrokerError, match="not held"):
+        broker.ack_together([(first, [a2]), (first, [a1]), (second, [b1])])  # a1 is acked already: never sent
+
+    first.close()
+    second.close()
+    for name in (destination, other):  # nothing comes back: a2 and b1 were acked, on a connection still good
+        with broker.consumer(name) as again:
+            assert again.receive(0.5) is None, name
+    broker.send(OutgoingMessage(destination, b"after"))
+    with broker.consumer(destination) as after:
+        assert receive_all(after, 1) == [b"after"]
+
+
 def test_an_expired_message_moves_to_the_expiry_destination_with_its_headers(
     open_broker: OpenBroker, destination: str
 ) -> None:
