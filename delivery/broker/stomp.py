@@ -300,7 +300,7 @@ class StompBroker(StompConnection, Broker):
                 refused = refused or error
                 continue
             taken.append((consumer, messages))
-        if conn is not None:
+        if taken and conn is not None:
             try:
                 conn.transport.send(b"".join(encode_frame(conn, "ACK", {"id": message.ack_id})
                                              for _, messages in taken for message in messages))

@@ -186,15 +186,20 @@ def subscriptions_with_due_work(now: datetime | None = None) -> list[int]:
     return list(
         Subscription.objects.filter(type=Subscription.Type.PUSH, status=Subscription.Status.ACTIVE)
         .exclude(Exists(PushClaim.objects.filter(subscription_id=OuterRef("pk"), until__gte=now)))
-        .filter(Q(Exists(Delivery.objects.filter(subscription_id=OuterRef("pk"), status=Delivery.Status.QUEUED)))
-                | Q(Exists(Delivery.objects.filter(subscription_id=OuterRef("pk"), status=Delivery.Status.RETRYING,
-                                                   next_attempt_at__lte=now + LOOKAHEAD))))
+        .filter(Q(*(Exists(Delivery.objects.filter(part, subscription_id=OuterRef("pk")))
+                    for part in _due_work_parts(now)), _connector=Q.OR))
         .order_by().values_list("pk", flat=True)
     )
 
 
 def _due_work(now: datetime) -> Q:
-    return Q(status=Delivery.Status.QUEUED) | Q(status=Delivery.Status.RETRYING, next_attempt_at__lte=now + LOOKAHEAD)
+    queued, retry_due = _due_work_parts(now)
+    return queued | retry_due
+
+
+def _due_work_parts(now: datetime) -> tuple[Q, Q]:
+    """Work a session is wanted for: queued deliveries; retries due within the lookahead."""
+    return Q(status=Delivery.Status.QUEUED), Q(status=Delivery.Status.RETRYING, next_attempt_at__lte=now + LOOKAHEAD)
 
 
 def adopt(requests: list[tuple[int, str]], engine_token: str) -> list[Held | None]:
