@@ -93,14 +93,16 @@ def queue_sends(sends: Sequence[SendRecord], now: datetime) -> None:
     # The rows are locked in id order first, as every multi-row UPDATE of deliveries does
     # (DeliveryQuerySet.update, delivery/statements.py): a worker claims a frame that reached it before
     # its receipt was recorded, and two statements locking the same rows in different orders deadlock.
+    # The status is tested on the rows as locked, not on the table, so the rows are reached by id whatever
+    # PostgreSQL's statistics say (delivery/statements.py says why).
     table = Delivery._meta.db_table
-    locked = f"SELECT id FROM {table} WHERE id = ANY(%s::bigint[]) AND status = %s ORDER BY id FOR NO KEY UPDATE"
-    queued = (f"UPDATE {table} SET status = %s, claimed_until = NULL, updated_at = %s "
-              f"WHERE id IN (SELECT id FROM locked) AND status = %s")
+    locked = f"SELECT id, status FROM {table} WHERE id = ANY(%s::bigint[]) ORDER BY id FOR NO KEY UPDATE"
+    queued = (f"UPDATE {table} AS d SET status = %s, claimed_until = NULL, updated_at = %s "
+              f"FROM locked AS l WHERE d.id = l.id AND l.status = %s")
     _stamp(sends, fields)
-    ids = _run(f"WITH locked AS ({locked}), queued AS ({queued}) {sql}", [
-        array([send.delivery_id for send in sends]), Delivery.Status.PENDING, Delivery.Status.QUEUED, now,
-        Delivery.Status.PENDING, _rows_json(sends, fields)])
+    ids = _run(f"WITH locked AS MATERIALIZED ({locked}), queued AS ({queued}) {sql}", [
+        array([send.delivery_id for send in sends]), Delivery.Status.QUEUED, now, Delivery.Status.PENDING,
+        _rows_json(sends, fields)])
     for row, (new_id,) in zip(sends, ids, strict=True):
         row.pk = new_id
     _added(sends)

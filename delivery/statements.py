@@ -4,6 +4,14 @@ Claiming every fresh attempt of a burst and recording successful attempts each t
 statement. `DeliveryManager.claim_fresh` and `record_delivered` (models.py) run them through
 Django's connection, the push ledger (push/ledger.py) on its own; both fill the table names
 from the models (`claim_fresh_sql`, `record_delivered_sql` there) and the parameters here.
+
+Both reach their rows by id only. They lock the rows in id order, then test the state of the rows
+as locked (`locked AS l`), never the delivery table's own status: a status condition on the table
+lets PostgreSQL read the rows through an index that leads with the status instead of the primary
+key, and its statistics often make that look cheapest (nearly every row is `delivered` when it last
+analysed the table). That plan reads every unsettled delivery's entry, and the entries that the
+versions of settled ones left behind until a vacuum: the cost of each claim grows with every
+tenant's backlog. The relay's receipt statement (rows.queue_sends) is written the same way.
 """
 
 from __future__ import annotations
@@ -29,17 +37,21 @@ class FreshClaim:
 
 # PostgreSQL: claim every fresh attempt of a burst and read back what the push path needs (the subscription's
 # secret version too: a rotation counts from the next attempt), in one statement.
-# Both lock their rows in id order first, as DeliveryQuerySet.update does (no deadlock between batches).
+# Both lock their rows in id order first, as DeliveryQuerySet.update does (no deadlock between batches), and
+# test the rows' state as locked (the module's text says why).
 CLAIM_FRESH_SQL = """
-WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE)
+WITH locked AS MATERIALIZED (
+    SELECT id, status, attempts, subscription_id, message_id FROM {delivery}
+     WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE)
 UPDATE {delivery} AS d
    SET attempts = f.attempt, attempt_started_at = %(now)s, updated_at = %(now)s
-  FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(subscriptions)s::bigint[], %(messages)s::uuid[])
+  FROM locked AS l,
+       unnest(%(ids)s::bigint[], %(attempts)s::int[], %(subscriptions)s::bigint[], %(messages)s::uuid[])
          AS f(id, attempt, subscription_id, message_id),
        {message} AS m, {subscription} AS s
- WHERE d.id = f.id AND m.id = d.message_id AND s.id = d.subscription_id AND d.id IN (SELECT id FROM locked)
-   AND d.subscription_id = f.subscription_id AND d.message_id = f.message_id
-   AND d.status = ANY(%(unsettled)s) AND d.attempts < f.attempt
+ WHERE d.id = l.id AND f.id = l.id AND m.id = l.message_id AND s.id = l.subscription_id
+   AND l.subscription_id = f.subscription_id AND l.message_id = f.message_id
+   AND l.status = ANY(%(unsettled)s) AND l.attempts < f.attempt
    AND (m.expires_at IS NULL OR m.expires_at > %(now)s)
 RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.attempts, d.attempt_started_at,
           d.redelivery_count, d.replays, m.correlation_id, m.event_type, m.event_version, m.room_id, m.expires_at,
@@ -49,7 +61,8 @@ RETURNING d.id, d.status, d.subscription_id, d.message_id, d.destination, d.atte
 
 # PostgreSQL: record successful attempts (their timeline rows) and settle their deliveries, in one statement.
 RECORD_DELIVERED_SQL = """
-WITH locked AS (SELECT id FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE),
+WITH locked AS MATERIALIZED (
+    SELECT id, status FROM {delivery} WHERE id = ANY(%(ids)s::bigint[]) ORDER BY id FOR NO KEY UPDATE),
 attempt_rows AS (
     INSERT INTO {attempts} (delivery_id, correlation_id, life, attempt, started_at, duration_ms, outcome,
                             status_code, error, next_delay_ms)
@@ -61,8 +74,8 @@ attempt_rows AS (
 UPDATE {delivery} AS d
    SET status = 'delivered', attempt_started_at = NULL, next_attempt_at = NULL, lease_token = '',
        lease_expires_at = NULL, last_status_code = f.code, last_error = '', updated_at = %(now)s
-  FROM unnest(%(ids)s::bigint[], %(codes)s::int[]) AS f(id, code)
- WHERE d.id = f.id AND d.status = ANY(%(unsettled)s) AND d.id IN (SELECT id FROM locked)
+  FROM locked AS l, unnest(%(ids)s::bigint[], %(codes)s::int[]) AS f(id, code)
+ WHERE d.id = l.id AND f.id = l.id AND l.status = ANY(%(unsettled)s)
 """
 
 
