@@ -11,7 +11,8 @@ lets PostgreSQL read the rows through an index that leads with the status instea
 key, and its statistics often make that look cheapest (nearly every row is `delivered` when it last
 analysed the table). That plan reads every unsettled delivery's entry, and the entries that the
 versions of settled ones left behind until a vacuum: the cost of each claim grows with every
-tenant's backlog. The relay's receipt statement (rows.queue_sends) is written the same way.
+tenant's backlog. The relay's receipt statement (rows.queue_sends) is written the same way, and so is
+every change DeliveryQuerySet.update makes to deliveries named by id.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The three statements every delivery passes through reach their rows by id, whatever PostgreSQL's statistics say.
+"""The statements every delivery passes through reach their rows by id, whatever PostgreSQL's statistics say.
 
 The relay's receipt (rows.queue_sends), the claim (CLAIM_FRESH_SQL) and the record of a success
 (RECORD_DELIVERED_SQL) each name their deliveries by id. With a status condition on the delivery
@@ -9,6 +9,9 @@ ones until a vacuum, for each statement: `make bench`'s fan-out claims took 1.6 
 first run and 2.6 ms in its third, as those entries grew. Here the table is analysed while all its
 deliveries are delivered, then a backlog it does not know of appears, and each statement's plan
 (EXPLAIN, never run) must touch the delivery table through its primary key alone.
+
+The same holds for every change DeliveryQuerySet makes to deliveries it names by id (the claim of
+an attempt, a success, a retry, a dead letter: `update` locks them by id and tests the locked rows).
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ from typing import Any
 
 import psycopg
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from delivery import rows
-from delivery.models import Delivery, Message, SendRecord, claim_fresh_sql, record_delivered_sql
+from delivery.models import Delivery, Message, Retrying, SendRecord, claim_fresh_sql, record_delivered_sql
 from delivery.statements import FreshClaim, claim_params, delivered_params
 from tests.factories import make_delivery, make_message, make_room, make_subscription
 
@@ -111,3 +114,34 @@ def test_the_record_of_a_success_reaches_its_deliveries_by_id(backlog: list[Deli
     successes = [(state, 1, now, 12, 200) for state in Delivery.objects.filter(pk__in=[d.pk for d in backlog[:16]])
                  .states().values()]
     assert_by_primary_key(plan_of(record_delivered_sql(), delivered_params(successes, now, Delivery.UNSETTLED)))
+
+
+BY_ID = {
+    "claim_attempt": lambda ids, now: Delivery.objects.filter(pk__in=ids).claim_attempt(2, now),
+    "mark_delivered": lambda ids, now: Delivery.objects.filter(pk__in=ids).mark_delivered(200, now),
+    "mark_retrying": lambda ids, now: Delivery.objects.mark_retrying(
+        [Retrying(pk, 0, now, 500, "HTTP 500") for pk in ids], now),
+    "mark_dead_lettered": lambda ids, now: Delivery.objects.filter(pk=ids[0]).mark_dead_lettered(
+        "gone", now, attempt=0),
+    "withdraw_attempt": lambda ids, now: Delivery.objects.filter(pk=ids[0]).withdraw_attempt(0, now, now),
+}
+
+
+@pytest.mark.parametrize("change", BY_ID)
+def test_a_change_of_deliveries_named_by_id_reaches_them_by_id(backlog: list[Delivery], change: str) -> None:
+    ids = [d.pk for d in backlog[:16]]
+    updates: list[tuple[str, Any]] = []
+
+    def keep_updates(execute, sql, params, many, context):
+        if "UPDATE" in sql:
+            updates.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with transaction.atomic(), connection.execute_wrapper(keep_updates):
+        changed = BY_ID[change](ids, timezone.now())
+        transaction.set_rollback(True)
+    assert updates, f"{change} ran no UPDATE"
+    for sql, params in updates:
+        assert_by_primary_key(plan_of(sql, params))
+    expected = 0 if change == "withdraw_attempt" else 1 if change == "mark_dead_lettered" else len(ids)
+    assert changed == expected, f"{change} changed {changed} rows, not {expected}"
