@@ -24,9 +24,9 @@ def deliveries() -> list[Delivery]:
 
 
 def states(deliveries: list[Delivery]) -> list[tuple[str, int]]:
-    by_id = dict(Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).values_list("pk", "status"))
-    attempts = dict(Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).values_list("pk", "attempts"))
-    return [(by_id[d.pk], attempts[d.pk]) for d in deliveries]
+    by_id = {pk: (status, attempts) for pk, status, attempts in
+             Delivery.objects.filter(pk__in=[d.pk for d in deliveries]).values_list("pk", "status", "attempts")}
+    return [by_id[d.pk] for d in deliveries]
 
 
 def test_the_other_conditions_hold_for_the_rows_as_locked(deliveries: list[Delivery]) -> None:
