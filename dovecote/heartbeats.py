@@ -147,9 +147,21 @@ def _stop_worker_heartbeat(**_: Any) -> None:
 
 
 class HeartbeatScheduler(celery_beat.Scheduler):
-    """Celery beat's scheduler, recording beat's heartbeat as it ticks (at most once a HEARTBEAT_EVERY_S)."""
+    """Celery beat's scheduler, recording beat's heartbeat as it ticks (at most once a HEARTBEAT_EVERY_S),
+    and sleeping until the next entry is due."""
 
     _last_beat = 0.0
+
+    def adjust(self, n: float, drift: float = 0.0) -> float:
+        """A wait of `n` seconds as the scheduler keeps it: `n` itself, with no drift (0 for none).
+
+        Celery's own takes 10 ms off every wait (drift -0.010), both the heap's time of an entry and
+        the sleep before it, but an entry's `is_due` keeps its exact time. So beat woke 10 ms early,
+        found the entry not yet due, and was handed that wait less 10 ms again: a negative sleep,
+        which its loop does not sleep at all. It ticked without pause until each entry was due,
+        some 470 ticks a second with this project's schedule, about 24 ms of CPU a second.
+        """
+        return n if n and n > 0 else 0.0
 
     def tick(self, *args: Any, **kwargs: Any) -> float:
         now = time.monotonic()

@@ -179,6 +179,7 @@ CELERY_DB_REUSE_MAX = 10**9
 # Every periodic job runs every few seconds, so beat needs no schedule file (the default shelve file
 # breaks under Python 3.13's dbm.sqlite3 with "locking protocol" errors).
 CELERY_BEAT_SCHEDULER = "dovecote.heartbeats:HeartbeatScheduler"  # celery.beat:Scheduler that says it is alive
+# (and sleeps until an entry is due: Celery's own ticks without pause for the last 10 ms before each)
 # Where a persistent scheduler (`celery beat -S celery.beat:PersistentScheduler`) would keep its file:
 # with the other runtime files under var/, never in the directory beat happens to start in.
 CELERY_BEAT_SCHEDULE_FILENAME = str(BASE_DIR / "var" / "celerybeat-schedule")
