@@ -426,9 +426,9 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> No
     machine = f"{os.cpu_count()} cores, {memory_gib():.0f} GiB, {platform.platform()}"
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
                 f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} "
-                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: granian 2×16 threads; "
-                f"bin/worker: "
-                f"one Celery worker, 8 threads and its push engine; bin/beat).\n\n{table}\n{MEASURED[1]}")
+                f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: granian {web_shape()} "
+                f"threads; bin/worker: one Celery worker, 8 threads and its push engine; bin/beat).\n\n{table}\n"
+                f"{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial
                      else "docs/benchmarks.md")
     target.parent.mkdir(exist_ok=True)
@@ -448,6 +448,14 @@ def artemis_version() -> str:
     with connect(bench_env()["STOMP_URL"]) as broker:
         server = getattr(broker, "server", "")
     return server.split()[0].partition("/")[2] if server else "(version unknown)"
+
+
+def web_shape() -> str:
+    """bin/web's processes × threads in this run: WEB_WORKERS and WEB_THREADS, or dovecote/web.py's defaults."""
+    from dovecote.env import env_int
+    from dovecote.web import THREADS, WORKERS
+
+    return f"{env_int('WEB_WORKERS', WORKERS, minimum=1)}×{env_int('WEB_THREADS', THREADS, minimum=1)}"
 
 
 def memory_gib() -> float:

@@ -11,7 +11,7 @@ LOGGING_CONFIG), granian's own and access logs use these formatters (dovecote/we
 and Celery's notices go through them too (dovecote/celery.py; its banners are off in json mode, bin/).
 
 Records are written by this module's `StreamHandler` and `FileHandler`: in the thread that logs, as
-logging's own do, or, once a process calls `write_from_one_thread` (the web, whose sixteen request
+logging's own do, or, once a process calls `write_from_one_thread` (the web, whose request
 threads each write two records per publish), by one writer thread for them all.
 """
 

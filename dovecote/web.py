@@ -1,15 +1,18 @@
 """The web process (bin/web): granian serving api.wsgi, the same under `make run`, docker-compose and `make bench`.
 
-Two processes of sixteen threads each: a request spends much of its time waiting on PostgreSQL,
-Redis and the broker, on two cores two processes use both, and the more publishes wait together the
-more share a transaction (delivery/group_commit.py): 2 × 16 took 752 publishes/s where 2 × 8 took
-500, 2 × 32 698, 2 × 4 280, 3 × 8 458 and 1 × 64 508 (docs/benchmarks.md). WEB_WORKERS and
-WEB_THREADS change them; HOST and PORT say where to listen.
+Two processes of 24 threads each (WORKERS, THREADS): a request spends much of its time waiting on
+PostgreSQL, Redis and the broker, on two cores two processes use both, and the more publishes wait
+together the more share a transaction (delivery/group_commit.py). A thread waiting for its group's
+commit costs nothing but its slot, and a publish beyond the slots waits in granian's queue without
+joining a group: 2 × 24 took 1,415–1,587 single publishes/s on 64 connections where 2 × 16 took
+1,141–1,293 and 2 × 8 972–1,086, at 10–20 % less CPU per publish (2 × 32: 1,427–1,517; docs/benchmarks.md,
+2026-12-06). Each thread that leads a group holds a database connection (README: max_connections).
+WEB_WORKERS and WEB_THREADS change them; HOST and PORT say where to listen.
 granian's own log (to standard error) and the access log (WEB_ACCESS_LOG: `-` for standard output,
 a file, or empty for none) are written in DOVECOTE_LOG_FORMAT's format, one record per line, like
 every other line of Dovecote's processes. The access lines are `AccessLog`'s, in granian's format and
 under its logger's name: granian's own formatted a timestamp per request that no line shows (2–3 % of the
-web's CPU on single publishes). In each worker one thread writes the log records of all sixteen request
+web's CPU on single publishes). In each worker one thread writes the log records of all its request
 threads (dovecote/logformat.py `write_from_one_thread`). SIGTERM stops it gracefully: requests in flight are
 answered, and a worker still busy after GRACE_SECONDS is killed.
 
@@ -44,6 +47,8 @@ GRACE_SECONDS = 10  # how long a SIGTERM waits for the workers' requests in flig
 # granian's most: a request thread, and the database connection its publishes' groups are written on,
 # outlive a quiet spell (at granian's default of 30 s the first publishes after one each paid for a new connection).
 THREAD_IDLE_SECONDS = 600
+WORKERS = 2  # WEB_WORKERS' default: granian worker processes
+THREADS = 24  # WEB_THREADS' default: request threads per worker process
 IDLE_SECONDS = 30  # how long a client's idle keep-alive connection is kept (granian's header read timeout)
 # The request line without its query string, the status and the time taken; the formatter adds ts.
 ACCESS_FORMAT = '%(addr)s "%(method)s %(path)s %(protocol)s" %(status)d %(dt_ms).1fms'
@@ -150,7 +155,8 @@ def server() -> MPServer:
     return MPServer(  # worker processes (granian's Server on a Python with a GIL)
         APPLICATION, interface=Interfaces.WSGI, factory=True, http=HTTPModes.http1,
         address=env_str("HOST", "127.0.0.1"), port=env_int("PORT", 8000, minimum=0, maximum=65535),
-        workers=env_int("WEB_WORKERS", 2, minimum=1), blocking_threads=env_int("WEB_THREADS", 16, minimum=1),
+        workers=env_int("WEB_WORKERS", WORKERS, minimum=1),
+        blocking_threads=env_int("WEB_THREADS", THREADS, minimum=1),
         blocking_threads_idle_timeout=THREAD_IDLE_SECONDS,
         http1_settings=HTTP1Settings(header_read_timeout=IDLE_SECONDS * 1000),
         log_dictconfig=log_config(env_str("DOVECOTE_LOG_FORMAT", "keyvalue"), access_log),
