@@ -451,11 +451,10 @@ def artemis_version() -> str:
 
 
 def web_shape() -> str:
-    """bin/web's processes × threads in this run: WEB_WORKERS and WEB_THREADS, or dovecote/web.py's defaults."""
-    from dovecote.env import env_int
-    from dovecote.web import THREADS, WORKERS
+    """bin/web's processes × threads in this run (dovecote/web.py `shape`)."""
+    from dovecote.web import shape
 
-    return f"{env_int('WEB_WORKERS', WORKERS, minimum=1)}×{env_int('WEB_THREADS', THREADS, minimum=1)}"
+    return "{}×{}".format(*shape())
 
 
 def memory_gib() -> float:

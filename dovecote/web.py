@@ -149,14 +149,19 @@ def _take_stop_signals() -> None:
         signal.sigwait(STOP_SIGNALS)
 
 
+def shape() -> tuple[int, int]:
+    """The web's worker processes and request threads in each: WEB_WORKERS and WEB_THREADS, else WORKERS and THREADS."""
+    return env_int("WEB_WORKERS", WORKERS, minimum=1), env_int("WEB_THREADS", THREADS, minimum=1)
+
+
 def server() -> MPServer:
     """The web process's server, configured from the environment."""
     access_log = access_log_setting()
+    workers, threads = shape()
     return MPServer(  # worker processes (granian's Server on a Python with a GIL)
         APPLICATION, interface=Interfaces.WSGI, factory=True, http=HTTPModes.http1,
         address=env_str("HOST", "127.0.0.1"), port=env_int("PORT", 8000, minimum=0, maximum=65535),
-        workers=env_int("WEB_WORKERS", WORKERS, minimum=1),
-        blocking_threads=env_int("WEB_THREADS", THREADS, minimum=1),
+        workers=workers, blocking_threads=threads,
         blocking_threads_idle_timeout=THREAD_IDLE_SECONDS,
         http1_settings=HTTP1Settings(header_read_timeout=IDLE_SECONDS * 1000),
         log_dictconfig=log_config(env_str("DOVECOTE_LOG_FORMAT", "keyvalue"), access_log),
