@@ -7,6 +7,8 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 
+import orjson
+
 from delivery.broker import OutgoingMessage, ReceivedMessage
 from delivery.models import Delivery, DeliveryState, Message
 
@@ -21,7 +23,14 @@ TRACEPARENT = "traceparent"  # the message's W3C trace context, when it has one 
 
 
 def envelope(message: Message) -> bytes:
-    """Return the JSON body a push subscriber receives (docs/contract.md#push)."""
+    """Return the JSON body a push subscriber receives (docs/contract.md#push), compact and in UTF-8.
+
+    Written by orjson: 0.3 µs for an envelope of the bench's events against 5.9 µs by the json module (a
+    scratch script, 2026-12-06), and the web's relay builds one for each message it publishes. The text is
+    the json module's but for how some floats are spelled (orjson `0.00001` and `1e-7` where it writes
+    `1e-05` and `1e-07`: the same numbers). What orjson refuses, an integer beyond 64 bits, the json module
+    writes.
+    """
     body = {
         "id": str(message.id),
         "type": message.event_type,
@@ -31,7 +40,10 @@ def envelope(message: Message) -> bytes:
         "timestamp": message.created_at.isoformat().replace("+00:00", "Z"),
         "data": message.payload,
     }
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        return orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def frame_for(

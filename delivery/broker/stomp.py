@@ -192,8 +192,8 @@ class StompBroker(StompConnection, Broker):
         sent = 0
         for start in range(0, len(messages), WRITE_CHUNK):
             chunk = zip(messages[start:start + WRITE_CHUNK], receipts[start:start + WRITE_CHUNK], strict=True)
-            payload = b"".join(encode_frame(conn, "SEND", {**send_headers(message, receipt),
-                                                           "destination": message.destination}, message.body)
+            payload = b"".join(encode_frame("SEND", {**send_headers(message, receipt),
+                                                     "destination": message.destination}, message.body)
                                for message, receipt in chunk)
             try:
                 conn.transport.send(payload)
@@ -302,7 +302,7 @@ class StompBroker(StompConnection, Broker):
             taken.append((consumer, messages))
         if taken and conn is not None:
             try:
-                conn.transport.send(b"".join(encode_frame(conn, "ACK", {"id": message.ack_id})
+                conn.transport.send(b"".join(encode_frame("ACK", {"id": message.ack_id})
                                              for _, messages in taken for message in messages))
             except (StompException, OSError) as error:
                 for consumer, messages in taken:

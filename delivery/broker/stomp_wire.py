@@ -70,12 +70,31 @@ class StompMessage(ReceivedMessage):
     generation: int = field(default=0, compare=False)
 
 
-def encode_frame(conn: stomp.Connection12, command: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    """Encode a frame as stomp.py would send it (STOMP 1.2 header escaping, content-length)."""
+def encode_frame(command: str, headers: dict[str, str], body: bytes = b"") -> bytes:
+    """Encode a frame as stomp.py sends it: the same bytes (its header escaping and order, content-length).
+
+    Written here, not by stomp.py's `_escape_headers` and `convert_frame`: those took 10–13 µs a SEND of a
+    dozen headers (four replaces per value, a `Frame`, a list of encoded pieces), this takes 4–5, and the
+    web's relay writes one per delivery, the worker an ACK per delivery (a scratch script, 2026-12-06).
+    tests/delivery/broker/test_broker_contract.py compares the bytes with stomp.py's.
+    """
     if body:
-        headers["content-length"] = str(len(body))
-    conn._escape_headers(headers)
-    return stomp.utils.pack(stomp.utils.convert_frame(Frame(command, headers, body)))
+        headers = {**headers, "content-length": str(len(body))}
+    lines = [command]
+    for name, value in sorted(headers.items()):
+        if value is not None:
+            lines.append(f"{name}:{_escape(value)}")
+    lines.append("\n")  # the blank line that ends the headers
+    return "\n".join(lines).encode() + body + b"\0"
+
+
+def _escape(value: object) -> str:
+    """A header value escaped per STOMP 1.2, as stomp.py escapes it (a value that is not a string: its text)."""
+    if not isinstance(value, str):
+        return str(value)
+    if "\\" in value or "\n" in value or ":" in value or "\r" in value:
+        return value.replace("\\", "\\\\").replace("\n", "\\n").replace(":", "\\c").replace("\r", "\\r")
+    return value
 
 
 def send_headers(message: OutgoingMessage, receipt: str) -> dict[str, str]:

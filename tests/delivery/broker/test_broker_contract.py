@@ -448,3 +448,26 @@ def test_the_faster_header_parser_reads_headers_as_stomp_py_does(lines: list[str
     from delivery.broker.stomp_wire import STOMP_PY_PARSE_HEADERS, parse_headers
 
     assert parse_headers(lines, 1) == STOMP_PY_PARSE_HEADERS(lines, 1)
+
+
+@pytest.mark.parametrize(("command", "headers", "body"), [
+    ("SEND", {"destination": "room-1::subscription-2", "persistent": "true", "destination-type": "ANYCAST",
+              "receipt": "r-7", "content-type": "application/json", "correlation-id": "order-1",
+              "AMQ_SCHEDULED_DELAY": "1000", "expires": "1765000000000"}, b'{"id":"1","data":{"x":1}}'),
+    ("SEND", {"destination": "q", "x-note": "a:b\\c\nd\re é ✓", "content-length": "999"}, "é ✓".encode()),
+    ("SEND", {"destination": "q", "count": 3, "absent": None}, b"x"),
+    ("ACK", {"id": "ID:1d2c-0:1:1"}, b""),
+    ("ACK", {}, b""),
+])
+def test_frames_are_encoded_as_stomp_py_encodes_them(command: str, headers: dict[str, object], body: bytes) -> None:
+    import stomp
+    from stomp.utils import Frame, convert_frame, pack
+
+    from delivery.broker.stomp_wire import encode_frame
+
+    theirs = dict(headers)
+    if body:
+        theirs["content-length"] = str(len(body))
+    stomp.Connection12([("127.0.0.1", 1)])._escape_headers(theirs)
+
+    assert encode_frame(command, dict(headers), body) == pack(convert_frame(Frame(command, theirs, body)))  # type: ignore[arg-type]
