@@ -470,4 +470,4 @@ def test_frames_are_encoded_as_stomp_py_encodes_them(command: str, headers: dict
         theirs["content-length"] = str(len(body))
     stomp.Connection12([("127.0.0.1", 1)])._escape_headers(theirs)
 
-    assert encode_frame(command, dict(headers), body) == pack(convert_frame(Frame(command, theirs, body)))  # type: ignore[arg-type]
+    assert encode_frame(command, headers, body) == pack(convert_frame(Frame(command, theirs, body)))
