@@ -4,7 +4,8 @@
 through `StompConnection` (stomp_connection.py: the failover list, generations, reconnection),
 writes frames in the wire format of stomp_wire.py and hands MESSAGE frames to its consumers
 (stomp_consumer.py). A send whose RECEIPT the lost broker never gave counts as not done
-(SendFailed), as with any lost connection.
+(SendFailed), as with any lost connection. Consumers beyond CONSUMERS_PER_CONNECTION go on more
+connections of the same broker (its lanes, `_host_for_consumer`), each reopened on its own.
 
 What Artemis does that this package relies on (docs/architecture.md#the-broker, each fact
 covered by tests/delivery/broker/test_artemis.py):
@@ -16,7 +17,9 @@ covered by tests/delivery/broker/test_artemis.py):
 - flow control is `consumer-window-size`, in bytes of encoded frames;
 - NACK is an ACK (the message is gone), so it is never sent; an ACK for a message the
   connection does not hold is answered with ERROR and the connection is closed, so
-  consumers send each ACK at most once.
+  consumers send each ACK at most once;
+- a SUBSCRIBE restarts every consumer of its connection (`StompSession.addSubscription` calls
+  `ServerSession.start`), so its cost grows with the consumers already there.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from delivery.broker.artemis import Management
 from delivery.broker.base import (
     Broker,
     BrokerError,
+    BrokerUnavailable,
     Consumer,
     OnMessage,
     OutgoingMessage,
@@ -50,6 +54,10 @@ from delivery.broker.stomp_wire import encode_frame, received_message, send_head
 logger = logging.getLogger("delivery.broker")
 
 WRITE_CHUNK = 200  # frames written to the socket at once
+# Consumers a connection takes before more go on a lane (another connection). Artemis's time for a SUBSCRIBE grows
+# with the consumers already on its connection: 2,000 subscribed on one took 2.4-4.5 s, on eight 1.0 s.
+CONSUMERS_PER_CONNECTION = 256
+LANE_RETRY_S = 10.0  # after a lane could not be opened, consumers stay where they are this long before the next try
 
 
 class _Batch:
@@ -94,10 +102,17 @@ class StompBroker(StompConnection, Broker):
         connect_timeout: float = 10.0,
         receipt_timeout: float = 10.0,
         heartbeat_ms: int = 10_000,
+        opens_lanes: bool = True,
     ) -> None:
         super().__init__(url, connect_timeout=connect_timeout, heartbeat_ms=heartbeat_ms)
         self._receipt_timeout = receipt_timeout
         self._subscription_ids = itertools.count(1)
+
+        self._opens_lanes = opens_lanes  # a lane itself opens none
+        self._lanes_lock = threading.Lock()  # guards the fields below
+        self._lanes: list[StompBroker] = []  # more connections to the same brokers, for consumers only
+        self._lane_opening = False
+        self._lane_retry_at = 0.0  # monotonic; after a lane could not be opened
 
         self._receipts_lock = threading.Lock()
         self._receipts: dict[str, tuple[_Batch, int, int]] = {}  # receipt id -> (batch, index, generation)
@@ -117,6 +132,10 @@ class StompBroker(StompConnection, Broker):
             consumers = list(self._consumers.values())
             self._consumers.clear()
             self._state.notify_all()
+        with self._lanes_lock:
+            lanes, self._lanes = self._lanes, []
+        for lane in lanes:
+            lane.close()
         self._closing.set()
         self._lost.set()
         for consumer in consumers:
@@ -233,6 +252,9 @@ class StompBroker(StompConnection, Broker):
     def consumer(self, destination: str, *, prefetch: int = 100, on_message: OnMessage | None = None) -> Consumer:
         if prefetch < 1:
             raise ValueError("prefetch must be at least 1")
+        return self._host_for_consumer()._subscribe_consumer(destination, prefetch, on_message)
+
+    def _subscribe_consumer(self, destination: str, prefetch: int, on_message: OnMessage | None) -> StompConsumer:
         consumer = StompConsumer(self, destination, prefetch, f"sub-{next(self._subscription_ids)}", on_message)
         with self._state:
             if self._closed:
@@ -243,6 +265,53 @@ class StompBroker(StompConnection, Broker):
         if up and conn is not None:
             self._subscribe(conn, consumer)
         return consumer
+
+    def _host_for_consumer(self) -> StompBroker:
+        """The connection a new consumer goes on: the first with fewer than CONSUMERS_PER_CONNECTION, this one first.
+
+        Artemis restarts every consumer of a connection at each SUBSCRIBE on it, so a push worker with
+        thousands of sessions on one connection made the broker spend seconds on each wave of session
+        starts, and as long again resubscribing them all after a reconnection. When every connection is
+        full, more (lanes) are opened in the background until one has room, without keeping the caller
+        (an event loop) waiting; until then, consumers go on the connection with the fewest. A lane reconnects
+        and fails over on its own, like this connection; lanes stay open until this connection closes.
+        """
+        with self._lanes_lock:
+            hosts: list[StompBroker] = [self, *self._lanes]
+            for host in hosts:
+                if len(host._consumers) < CONSUMERS_PER_CONNECTION:
+                    return host
+            if self._opens_lanes and not self._lane_opening and time.monotonic() >= self._lane_retry_at:
+                self._lane_opening = True
+                threading.Thread(target=self._open_lanes, name=f"stomp-lane-{self.address}", daemon=True).start()
+            return min(hosts, key=lambda host: len(host._consumers))
+
+    def _open_lanes(self) -> None:
+        """Open lanes, one after another, until a connection has room (a burst of consumers may fill each)."""
+        while True:
+            lane: StompBroker | None = None
+            try:
+                lane = StompBroker(self.url, connect_timeout=self._connect_timeout,
+                                   receipt_timeout=self._receipt_timeout, heartbeat_ms=self._heartbeat_ms,
+                                   opens_lanes=False)
+            except BrokerUnavailable as error:
+                logger.warning("could not open another connection for consumers (%s); trying again in %g s",
+                               error, LANE_RETRY_S)
+            with self._lanes_lock:
+                closed = self._closed
+                if lane is None:
+                    self._lane_retry_at = time.monotonic() + LANE_RETRY_S
+                elif not closed:
+                    self._lanes.append(lane)
+                    logger.info("opened connection %d for consumers to the STOMP broker at %s",
+                                len(self._lanes) + 1, lane.address)
+                full = all(len(host._consumers) >= CONSUMERS_PER_CONNECTION for host in (self, *self._lanes))
+                if lane is None or closed or not full:
+                    self._lane_opening = False
+            if closed and lane is not None:
+                lane.close()
+            if lane is None or closed or not full:
+                return
 
     def _unsubscribe(self, consumer: StompConsumer) -> None:
         with self._state:
@@ -273,7 +342,7 @@ class StompBroker(StompConnection, Broker):
         return conn
 
     def ack_together(self, groups: Sequence[tuple[Consumer, Sequence[ReceivedMessage]]]) -> None:
-        """Send the ACK frames of several consumers' messages in one socket write, each message at most once.
+        """Send the ACK frames of several consumers' messages, one write per connection, each message at most once.
 
         A push engine records the successes of many sessions in one statement; one write for all their
         consumers, not one each, spares a system call and a wake-up of the broker's reader per subscription
@@ -281,13 +350,31 @@ class StompBroker(StompConnection, Broker):
         a closed consumer, a message of an earlier connection) is left out, its messages still held, and
         BrokerError is raised once the others are written.
         """
+        with self._lanes_lock:
+            hosts: list[StompBroker] = [self, *self._lanes]
+        by_host: dict[StompBroker, list[tuple[StompConsumer, Sequence[ReceivedMessage]]]] = {}
+        refused: BrokerError | None = None
+        for consumer, messages in groups:
+            owner = next((host for host in hosts if getattr(consumer, "_broker", None) is host), None)
+            if owner is None or not isinstance(consumer, StompConsumer):
+                refused = refused or BrokerError(f"the consumer of {consumer.destination} is not this connection's")
+                continue
+            by_host.setdefault(owner, []).append((consumer, messages))
+        for host, own in by_host.items():
+            try:
+                host._ack_on_this_connection(own)
+            except BrokerError as error:
+                refused = refused or error
+        if refused is not None:
+            raise refused
+
+    def _ack_on_this_connection(self, groups: Sequence[tuple[StompConsumer, Sequence[ReceivedMessage]]]) -> None:
+        """Write the ACK frames of this connection's consumers in one write, as `ack_together` says."""
         taken: list[tuple[StompConsumer, Sequence[ReceivedMessage]]] = []
         refused: BrokerError | None = None
         conn = None
         for consumer, messages in groups:
             try:
-                if not isinstance(consumer, StompConsumer) or consumer._broker is not self:
-                    raise BrokerError(f"the consumer of {consumer.destination} is not this connection's")
                 consumer._take_held(messages)
             except BrokerError as error:
                 refused = refused or error
@@ -310,4 +397,3 @@ class StompBroker(StompConnection, Broker):
                 raise BrokerError(f"ACK not sent to {self.address}; the messages will be redelivered") from error
         if refused is not None:
             raise refused
-
