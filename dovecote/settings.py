@@ -157,6 +157,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STOMP_URL = env_url("STOMP_URL", "memory://", schemes=("stomp", "stomp+ssl", "memory"))
 STOMP_HEARTBEAT_MS = env_int("STOMP_HEARTBEAT_MS", 10_000, minimum=0)
 STOMP_RECEIPT_TIMEOUT_MS = env_int("STOMP_RECEIPT_TIMEOUT_MS", 10_000, minimum=1)
+STOMP_CONSUMERS_PER_CONNECTION = env_int("STOMP_CONSUMERS_PER_CONNECTION", 256, minimum=1)  # then another connection
 
 # Celery: unset CELERY_BROKER_URL means embedded mode (kombu's in-process transport).
 CELERY_BROKER_URL = env_url("CELERY_BROKER_URL", "memory://localhost/", schemes=("redis", "rediss", "amqp", "memory"))

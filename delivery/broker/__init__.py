@@ -22,7 +22,7 @@ from delivery.broker.base import (
     SendFailed,
 )
 from delivery.broker.memory import MemoryBroker
-from delivery.broker.stomp import StompBroker
+from delivery.broker.stomp import CONSUMERS_PER_CONNECTION, StompBroker
 
 __all__ = [
     "EXPIRY_DESTINATION",
@@ -41,14 +41,19 @@ __all__ = [
 
 
 def connect(
-    url: str, *, connect_timeout: float = 10.0, receipt_timeout: float = 10.0, heartbeat_ms: int = 10_000
+    url: str, *, connect_timeout: float = 10.0, receipt_timeout: float = 10.0, heartbeat_ms: int = 10_000,
+    consumers_per_connection: int = CONSUMERS_PER_CONNECTION,
 ) -> Broker:
-    """Open a broker connection for `url`; raise BrokerUnavailable if it cannot be made."""
+    """Open a broker connection for `url`; raise BrokerUnavailable if it cannot be made.
+
+    A STOMP broker puts at most `consumers_per_connection` consumers on one connection and opens more for the rest.
+    """
     scheme = urlsplit(url).scheme
     if scheme == "memory":
         return MemoryBroker(url)
     if scheme in ("stomp", "stomp+ssl"):
         return StompBroker(
-            url, connect_timeout=connect_timeout, receipt_timeout=receipt_timeout, heartbeat_ms=heartbeat_ms
+            url, connect_timeout=connect_timeout, receipt_timeout=receipt_timeout, heartbeat_ms=heartbeat_ms,
+            consumers_per_connection=consumers_per_connection,
         )
     raise ValueError(f"unsupported broker URL {url!r}: use stomp://user:pass@host:port or memory://")

@@ -28,6 +28,7 @@ def shared_broker() -> Broker:
             settings.STOMP_URL,
             receipt_timeout=settings.STOMP_RECEIPT_TIMEOUT_MS / 1000,
             heartbeat_ms=settings.STOMP_HEARTBEAT_MS,
+            consumers_per_connection=settings.STOMP_CONSUMERS_PER_CONNECTION,
         )
         _owner_pid = os.getpid()
         return _connection

@@ -4,8 +4,8 @@
 through `StompConnection` (stomp_connection.py: the failover list, generations, reconnection),
 writes frames in the wire format of stomp_wire.py and hands MESSAGE frames to its consumers
 (stomp_consumer.py). A send whose RECEIPT the lost broker never gave counts as not done
-(SendFailed), as with any lost connection. Consumers beyond CONSUMERS_PER_CONNECTION go on more
-connections of the same broker (its lanes, `_host_for_consumer`), each reopened on its own.
+(SendFailed), as with any lost connection. Consumers beyond `consumers_per_connection` go on more
+connections to the same brokers (its lanes, `_host_for_consumer`), each reopened on its own.
 
 What Artemis does that this package relies on (docs/architecture.md#the-broker, each fact
 covered by tests/delivery/broker/test_artemis.py):
@@ -54,8 +54,9 @@ from delivery.broker.stomp_wire import encode_frame, received_message, send_head
 logger = logging.getLogger("delivery.broker")
 
 WRITE_CHUNK = 200  # frames written to the socket at once
-# Consumers a connection takes before more go on a lane (another connection). Artemis's time for a SUBSCRIBE grows
-# with the consumers already on its connection: 2,000 subscribed on one took 2.4-4.5 s, on eight 1.0 s.
+# Consumers a connection takes before more go on a lane (another connection), unless the caller says otherwise
+# (settings.STOMP_CONSUMERS_PER_CONNECTION). Artemis's time for a SUBSCRIBE grows with the consumers already on its
+# connection: 2,000 subscribed on one took 2.4-4.5 s, on eight 1.0 s.
 CONSUMERS_PER_CONNECTION = 256
 LANE_RETRY_S = 10.0  # after a lane could not be opened, consumers stay where they are this long before the next try
 
@@ -102,12 +103,14 @@ class StompBroker(StompConnection, Broker):
         connect_timeout: float = 10.0,
         receipt_timeout: float = 10.0,
         heartbeat_ms: int = 10_000,
+        consumers_per_connection: int = CONSUMERS_PER_CONNECTION,
         opens_lanes: bool = True,
     ) -> None:
         super().__init__(url, connect_timeout=connect_timeout, heartbeat_ms=heartbeat_ms)
         self._receipt_timeout = receipt_timeout
         self._subscription_ids = itertools.count(1)
 
+        self._consumers_per_connection = consumers_per_connection
         self._opens_lanes = opens_lanes  # a lane itself opens none
         self._lanes_lock = threading.Lock()  # guards the fields below
         self._lanes: list[StompBroker] = []  # more connections to the same brokers, for consumers only
@@ -267,7 +270,7 @@ class StompBroker(StompConnection, Broker):
         return consumer
 
     def _host_for_consumer(self) -> StompBroker:
-        """The connection a new consumer goes on: the first with fewer than CONSUMERS_PER_CONNECTION, this one first.
+        """The connection a new consumer goes on: the first with fewer than `consumers_per_connection`, this first.
 
         Artemis restarts every consumer of a connection at each SUBSCRIBE on it, so a push worker with
         thousands of sessions on one connection made the broker spend seconds on each wave of session
@@ -279,7 +282,7 @@ class StompBroker(StompConnection, Broker):
         with self._lanes_lock:
             hosts: list[StompBroker] = [self, *self._lanes]
             for host in hosts:
-                if len(host._consumers) < CONSUMERS_PER_CONNECTION:
+                if len(host._consumers) < self._consumers_per_connection:
                     return host
             if self._opens_lanes and not self._lane_opening and time.monotonic() >= self._lane_retry_at:
                 self._lane_opening = True
@@ -293,7 +296,7 @@ class StompBroker(StompConnection, Broker):
             try:
                 lane = StompBroker(self.url, connect_timeout=self._connect_timeout,
                                    receipt_timeout=self._receipt_timeout, heartbeat_ms=self._heartbeat_ms,
-                                   opens_lanes=False)
+                                   consumers_per_connection=self._consumers_per_connection, opens_lanes=False)
             except BrokerUnavailable as error:
                 logger.warning("could not open another connection for consumers (%s); trying again in %g s",
                                error, LANE_RETRY_S)
@@ -305,7 +308,7 @@ class StompBroker(StompConnection, Broker):
                     self._lanes.append(lane)
                     logger.info("opened connection %d for consumers to the STOMP broker at %s",
                                 len(self._lanes) + 1, lane.address)
-                full = all(len(host._consumers) >= CONSUMERS_PER_CONNECTION for host in (self, *self._lanes))
+                full = all(len(host._consumers) >= self._consumers_per_connection for host in (self, *self._lanes))
                 if lane is None or closed or not full:
                     self._lane_opening = False
             if closed and lane is not None:

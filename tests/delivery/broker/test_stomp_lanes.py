@@ -1,8 +1,8 @@
 """Consumers past CONSUMERS_PER_CONNECTION go on more connections to the broker (lanes), each reopened on its own.
 
 Artemis restarts every consumer of a connection at each SUBSCRIBE on it, so thousands of push sessions on one
-connection cost the broker seconds per wave of session starts (delivery/broker/stomp.py). These tests run with
-two consumers a connection, on the real broker, through a TCP proxy the test can cut.
+connection cost the broker seconds per wave of session starts (delivery/broker/stomp.py). These tests put two
+consumers on a connection, on the real broker, through a TCP proxy the test can cut.
 """
 
 from __future__ import annotations
@@ -14,17 +14,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from delivery.broker import BrokerError, Consumer, OutgoingMessage, ReceivedMessage
-from delivery.broker import stomp as stomp_broker
 from delivery.broker.stomp import StompBroker
 from tests.services import stomp_url
 from tests.tcp_proxy import TcpProxy
 
 from .test_stomp_reconnect import wait_until
-
-
-@pytest.fixture(autouse=True)
-def two_consumers_a_connection(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(stomp_broker, "CONSUMERS_PER_CONNECTION", 2)
 
 
 @pytest.fixture
@@ -38,7 +32,8 @@ def proxy() -> Iterator[TcpProxy]:
 @pytest.fixture
 def broker(proxy: TcpProxy) -> Iterator[StompBroker]:
     credentials = urlsplit(stomp_url()).netloc.rpartition("@")[0]
-    opened = StompBroker(f"stomp://{credentials}@127.0.0.1:{proxy.port}", connect_timeout=5, heartbeat_ms=1000)
+    opened = StompBroker(f"stomp://{credentials}@127.0.0.1:{proxy.port}", connect_timeout=5, heartbeat_ms=1000,
+                         consumers_per_connection=2)
     yield opened
     opened.close()
 
