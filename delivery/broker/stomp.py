@@ -19,7 +19,8 @@ covered by tests/delivery/broker/test_artemis.py):
   connection does not hold is answered with ERROR and the connection is closed, so
   consumers send each ACK at most once;
 - a SUBSCRIBE restarts every consumer of its connection (`StompSession.addSubscription` calls
-  `ServerSession.start`), so its cost grows with the consumers already there.
+  `ServerSession.start`), so its cost grows with the consumers already there (a cost, so measured,
+  not tested: docs/architecture.md).
 """
 
 from __future__ import annotations

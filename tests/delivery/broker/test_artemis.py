@@ -102,6 +102,38 @@ def test_a_stomp_nack_discards_the_message_so_dovecote_never_sends_one(raw: tupl
     assert not hasattr(Consumer, "nack")
 
 
+def test_an_ack_on_a_connection_that_does_not_hold_the_message_is_an_error_that_closes_that_connection(
+        raw: tuple[stomp.Connection12, Frames], broker: Broker) -> None:
+    """Why a consumer acks each message once, and why the connection that received a message writes its ACK (a
+    process's consumers spread over several connections: delivery/broker/stomp.py)."""
+    holder, frames = raw
+    destination = unique_destination()
+    holder.subscribe(destination, id="sub-1", ack="client-individual", headers={"subscription-type": "ANYCAST"})
+    broker.send(OutgoingMessage(destination, b"held"))
+    assert frames.wait_for(1) == 1
+    ack_id = frames.messages[0][1].headers["ack"]
+
+    parts = urlsplit(stomp_url())
+    other = stomp.Connection12([(parts.hostname, parts.port)], heartbeats=(0, 0), auto_decode=False)
+    refused = Frames()
+    other.set_listener("test", refused)
+    other.connect(parts.username, parts.password, wait=True)
+    other.subscribe(destination + "-other", id="sub-1", ack="client-individual",  # the same subscription id
+                    headers={"subscription-type": "ANYCAST"})
+    other.ack(ack_id)
+    deadline = time.monotonic() + 5
+    while (not refused.errors or other.is_connected()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert refused.errors and "failed to ack" in refused.errors[0], refused.errors
+    assert not other.is_connected()
+
+    holder.disconnect()  # the message was never acked: it comes back
+    with broker.consumer(destination) as consumer:
+        again = consumer.receive(5)
+        assert again is not None and again.body == b"held" and again.redelivered
+        consumer.ack(again)
+
+
 def test_a_fully_qualified_destination_creates_its_address_and_an_anycast_queue_of_its_own(broker: Broker) -> None:
     room = f"room-t{uuid.uuid4().hex[:10]}"
     first, second = f"{room}::subscription-a{uuid.uuid4().hex[:8]}", f"{room}::subscription-b{uuid.uuid4().hex[:8]}"
