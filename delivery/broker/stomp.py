@@ -310,11 +310,11 @@ class StompBroker(StompConnection, Broker):
                     logger.info("opened connection %d for consumers to the STOMP broker at %s",
                                 len(self._lanes) + 1, lane.address)
                 full = all(len(host._consumers) >= self._consumers_per_connection for host in (self, *self._lanes))
-                if lane is None or closed or not full:
-                    self._lane_opening = False
+                done = lane is None or closed or not full
+                self._lane_opening = not done
             if closed and lane is not None:
                 lane.close()
-            if lane is None or closed or not full:
+            if done:
                 return
 
     def _unsubscribe(self, consumer: StompConsumer) -> None:

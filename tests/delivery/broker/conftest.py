@@ -3,11 +3,13 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 
 from tests.fresh_ids import destroy_queues
-from tests.services import DEFAULT_STOMP_URL
+from tests.services import DEFAULT_STOMP_URL, stomp_url
+from tests.tcp_proxy import TcpProxy
 
 
 @pytest.fixture(scope="module")
@@ -26,3 +28,12 @@ def destination(queues_made: set[str]) -> str:
     name = f"room-{uuid.uuid4().hex[:10]}::subscription-{uuid.uuid4().hex[:10]}"
     queues_made.add(name)
     return name
+
+
+@pytest.fixture
+def proxy() -> Iterator[TcpProxy]:
+    """A TCP proxy to the broker of `make services` that a test can cut (tests/tcp_proxy.py)."""
+    parts = urlsplit(stomp_url())
+    proxy = TcpProxy((parts.hostname or "127.0.0.1", parts.port or 61613))
+    yield proxy
+    proxy.close()

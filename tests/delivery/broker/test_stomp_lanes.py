@@ -22,14 +22,6 @@ from .test_stomp_reconnect import wait_until
 
 
 @pytest.fixture
-def proxy() -> Iterator[TcpProxy]:
-    parts = urlsplit(stomp_url())
-    proxy = TcpProxy((parts.hostname or "127.0.0.1", parts.port or 61613))
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture
 def broker(proxy: TcpProxy) -> Iterator[StompBroker]:
     credentials = urlsplit(stomp_url()).netloc.rpartition("@")[0]
     opened = StompBroker(f"stomp://{credentials}@127.0.0.1:{proxy.port}", connect_timeout=5, heartbeat_ms=1000,

@@ -26,14 +26,6 @@ def wait_until(condition: Callable[[], bool], timeout: float) -> bool:
 
 
 @pytest.fixture
-def proxy() -> Iterator[TcpProxy]:
-    parts = urlsplit(stomp_url())
-    proxy = TcpProxy((parts.hostname or "127.0.0.1", parts.port or 61613))
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture
 def open_proxied(proxy: TcpProxy) -> Iterator[Callable[..., StompBroker]]:
     """Open StompBrokers that reach the broker through the proxy; close them after the test."""
     brokers: list[StompBroker] = []
