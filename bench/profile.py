@@ -4,7 +4,8 @@ Each web, worker and beat process of the run is sampled from its start to its st
 to the process and its children: granian's workers, the worker's threads), into collapsed stacks,
 one file per process under the run's log directory. `summarize` reads them back into what bounds a
 figure: the share of samples spent in each area of the code (Dovecote's modules by folder, the
-libraries by package) and the functions with the most samples of their own. Run one group at a time
+libraries by package), the functions with the most samples of their own and, for the web and the
+worker, the share of each step of a publish or a delivery (`STEPS`). Run one group at a time
 (`BENCH_ARGS='--only single'`) so a profile covers one figure.
 """
 
@@ -57,6 +58,58 @@ class Profiler:
 # Leaf frames that mean waiting (py-spy's idle detection lets some through): left out of the busy time.
 WAITING = ("select", "poll", "_epoll.poll", "wait", "Condition.wait", "_worker", "accept", "recv_into", "readinto",
            "sleep", "_wait_for_tstate_lock", "acquire")
+
+
+# The steps of a request or a delivery that a figure's time goes to, by process: each is named by part of a frame
+# (`function (path)`, as `function` writes it), and a sample counts under the first step a frame of its stack
+# matches, so a step listed first keeps the work of the steps it calls; what matches none is "elsewhere".
+# docs/benchmarks.md ("What bounds each figure now") reads these.
+STEPS: dict[str, tuple[tuple[str, str], ...]] = {
+    "web": (
+        ("a publish: the group commit (its statement, the rows' JSON)",
+         "GroupCommit.commit (delivery/group_commit.py)"),
+        ("a publish: the lane's other work (parsing, validation, the rows, routing, the reply)",
+         "take (api/publish_lane.py)"),
+        ("the relay: sending frames", "OutboxRelay._send (delivery/outbox.py)"),
+        ("the relay: recording receipts", "OutboxRelay._record (delivery/outbox.py)"),
+        ("stomp.py's reader thread (the receipts)", "(stomp/transport.py)"),
+        ("other requests, through Django and DRF", "PublishLane.__call__ (api/publish_lane.py)"),
+        ("the access log", "AccessLog.__call__ (dovecote/web.py)"),
+        ("the log writer", "(logging/__init__.py)"),
+        ("granian's WSGI call", "_callback_wrapper.<locals>._runner ("),
+    ),
+    "worker": (
+        ("event loop: the POSTs (signing, the HTTP client)", "PushSession._post_in_slot (delivery/push/session.py)"),
+        ("event loop: claims", "Ledger._claim (delivery/push/ledger.py)"),
+        ("event loop: successes recorded, their acks", "Ledger._record (delivery/push/ledger.py)"),
+        ("event loop: the renewal", "PushEngine._refresh (delivery/push/engine.py)"),
+        ("event loop: frames parsed and handed to the claims", "Steps.start_attempts (delivery/push/steps.py)"),
+        ("event loop: the sessions' loops", "PushSession._loop (delivery/push/session.py)"),
+        ("event loop: the rest", "PushEngine._run (delivery/push/engine.py)"),
+        ("bookkeeper: sessions adopted", "adopt_batched (delivery/push/claims.py)"),
+        ("bookkeeper: failures settled, retries sent", "record_outcomes (delivery/push/outcomes.py)"),
+        ("bookkeeper: claims renewed", "renew (delivery/push/claims.py)"),
+        ("bookkeeper: the rest", "Bookkeeper._work (delivery/push/bookkeeper.py)"),
+        ("stomp.py's reader thread (the frames)", "(stomp/transport.py)"),
+        ("beat's tasks", "(delivery/tasks.py)"),
+        ("Celery and kombu", "(kombu/"),
+        ("Celery and kombu", "(celery/"),
+        ("the heartbeat", "(dovecote/heartbeats.py)"),
+        # py-spy cuts some stacks of the event loop's coroutines short of the frames above: their inner frames.
+        ("event loop: the POSTs (signing, the HTTP client)", "(delivery/transports.py)"),
+        ("event loop: the POSTs (signing, the HTTP client)", "(delivery/http1.py)"),
+        ("event loop: the sessions' loops", "(delivery/push/session.py)"),
+    ),
+}
+
+
+def step(stack: tuple[str, ...], steps: tuple[tuple[str, str], ...]) -> str:
+    """The first of `steps` a frame of the stack matches, or "elsewhere"."""
+    functions = [function(frame) for frame in stack]
+    for name, part in steps:
+        if any(part in frame for frame in functions):
+            return name
+    return "elsewhere"
 
 
 def function(frame: str) -> str:
@@ -117,4 +170,10 @@ def summarize(path: Path, top: int = 15) -> str:
     lines += [f"    {n / busy_total:6.1%}  {frame}" for frame, n in own.most_common(top)]
     lines.append("  Dovecote's functions, busy time under them (inclusive):")
     lines += [f"    {n / busy_total:6.1%}  {frame}" for frame, n in ours_inclusive.most_common(top)]
+    if steps := STEPS.get(path.stem.rstrip("0123456789")):  # worker2: the bench's second worker process
+        by_step: Counter[str] = Counter()
+        for stack, n in busy.items():
+            by_step[step(stack, steps)] += n
+        lines.append("  busy time by step (bench/profile.py STEPS):")
+        lines += [f"    {n / busy_total:6.1%}  {name}" for name, n in by_step.most_common()]
     return "\n".join(lines)
