@@ -2,15 +2,17 @@
 
 A sample counts under the first step a frame of its stack matches, so the group commit keeps the
 samples of the publish lane's step that called it; a stack matching no step is "elsewhere"; a
-sample waiting is not busy time at all. docs/benchmarks.md ("What bounds each figure now") quotes
-these shares.
+sample waiting is not busy time at all. Every Dovecote function a step names must exist, or a rename
+would move its samples to "elsewhere" unseen. docs/benchmarks.md ("What bounds each figure now")
+quotes these shares.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from bench.profile import summarize
+from bench.profile import STEPS, summarize
 
 HEADER = "  busy time by step (bench/profile.py STEPS):"
 LANE = ('process 1:"web";thread (1);AccessLog.__call__ (dovecote/web.py:10);'
@@ -51,3 +53,22 @@ def test_a_numbered_worker_reads_the_worker_steps_and_beat_has_none(tmp_path: Pa
     beat = tmp_path / "beat.txt"
     beat.write_text('process 3:"beat";thread (1);tick (celery/beat.py:1) 2\n')
     assert HEADER not in summarize(beat)
+
+
+def test_every_step_named_by_a_dovecote_function_names_one_that_exists() -> None:
+    """A renamed function would move its step's samples to "elsewhere" without a word: each name is checked here."""
+    root = Path(__file__).resolve().parents[2]
+    checked = 0
+    for steps_of_a_process in STEPS.values():
+        for _, part in steps_of_a_process:
+            name, _, path = part.partition(" (")
+            path = path.rstrip(")")
+            if not name or not (root / path).is_file():
+                continue  # a path alone ("(kombu/"), or a library's frame
+            source = (root / path).read_text()
+            *owners, function_name = name.split(".")
+            assert re.search(rf"^\s*(async )?def {re.escape(function_name)}\(", source, re.MULTILINE), part
+            for owner in owners:
+                assert re.search(rf"^\s*class {re.escape(owner)}\b", source, re.MULTILINE), part
+            checked += 1
+    assert checked >= 15, checked
