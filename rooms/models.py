@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from datetime import datetime, timedelta
@@ -9,7 +10,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.validators import MinValueValidator
-from django.db import models
+from django.db import connections, models, router
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -184,6 +185,20 @@ def hash_api_key(plaintext: str) -> str:
     return hashlib.sha256(plaintext.encode()).hexdigest()
 
 
+@functools.cache
+def live_key_statement(database: str) -> tuple[str, list[str]]:
+    """The SELECT of `ApiKey.authenticate` (the key whose hash it is, not revoked), and its columns' attributes.
+
+    Every concrete field of the model, as the ORM reads them (no field of ApiKey converts its value on
+    PostgreSQL), so the key it builds is the one `ApiKey.objects.get` would return.
+    """
+    quote = connections[database].ops.quote_name
+    fields = ApiKey._meta.concrete_fields
+    sql = (f"SELECT {', '.join(quote(field.column) for field in fields)} FROM {quote(ApiKey._meta.db_table)}"
+           f" WHERE {quote('key_hash')} = %s AND {quote('revoked_at')} IS NULL")
+    return sql, [field.attname for field in fields]
+
+
 class ApiKey(models.Model):
     """A bearer key for the REST API: admin keys manage everything, others only their rooms."""
 
@@ -216,10 +231,20 @@ class ApiKey(models.Model):
 
     @classmethod
     def authenticate(cls, plaintext: str) -> ApiKey | None:
-        """Return the live key for `plaintext`, or None."""
+        """Return the live key for `plaintext`, or None.
+
+        Every API request but a publish asks this (the publish lane keeps the keys it has read), so it
+        runs a statement written once (`live_key_statement`) rather than a queryset built and compiled
+        for each request: about 130 µs of a request's CPU against 400–470 on this project's two cores.
+        """
         if not plaintext.startswith(API_KEY_PREFIX):
             return None
-        return cls.objects.filter(key_hash=hash_api_key(plaintext), revoked_at__isnull=True).first()
+        database = router.db_for_read(cls)
+        sql, attributes = live_key_statement(database)
+        with connections[database].cursor() as cursor:
+            cursor.execute(sql, [hash_api_key(plaintext)])
+            row = cursor.fetchone()
+        return None if row is None else cls.from_db(database, attributes, row)
 
     def mark_used(self, now: datetime | None = None) -> None:
         """Record when the key was last used, at most once a minute (a write per request is too many).

@@ -130,6 +130,24 @@ def test_api_keys_are_stored_hashed_and_scoped_to_rooms() -> None:
     assert key.can_use_room(mine.pk) and not key.can_use_room(other.pk)
 
 
+def test_a_key_authenticated_by_its_statement_is_the_key_the_orm_reads() -> None:
+    room = make_room()
+    key, plaintext = ApiKey.issue("billing", rooms=[room])
+    key.mark_used(datetime(2026, 1, 1, tzinfo=UTC))
+    found = ApiKey.authenticate(plaintext)
+    read = ApiKey.objects.get(pk=key.pk)
+    fields = [field.attname for field in ApiKey._meta.concrete_fields]
+    assert {name: getattr(found, name) for name in fields} == {name: getattr(read, name) for name in fields}
+    assert found._state.db == read._state.db and not found._state.adding
+    assert list(found.rooms.all()) == [room] and found.can_use_room(room.pk)
+    found.name = "renamed"
+    found.save(update_fields=["name"])  # a row it read, updated in place
+    assert ApiKey.objects.get(pk=key.pk).name == "renamed" and ApiKey.objects.count() == 1
+    key.revoke()
+    assert ApiKey.authenticate(plaintext) is None
+    assert ApiKey.authenticate("not a key") is None and ApiKey.authenticate("") is None
+
+
 def test_an_admin_key_may_use_every_room_until_revoked() -> None:
     key, plaintext = ApiKey.issue("ops", is_admin=True)
     room = make_room()
