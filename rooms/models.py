@@ -194,7 +194,7 @@ def live_key_statement(database: str) -> tuple[str, list[str]]:
     """
     quote = connections[database].ops.quote_name
     fields = ApiKey._meta.concrete_fields
-    sql = (f"SELECT {', '.join(quote(field.column) for field in fields)} FROM {quote(ApiKey._meta.db_table)}"
+    sql = (f"SELECT {', '.join(quote(str(field.column)) for field in fields)} FROM {quote(ApiKey._meta.db_table)}"
            f" WHERE {quote('key_hash')} = %s AND {quote('revoked_at')} IS NULL")
     return sql, [field.attname for field in fields]
 
