@@ -6,7 +6,7 @@ import functools
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.validators import MinValueValidator
@@ -185,18 +185,31 @@ def hash_api_key(plaintext: str) -> str:
     return hashlib.sha256(plaintext.encode()).hexdigest()
 
 
-@functools.cache
-def live_key_statement(database: str) -> tuple[str, list[str]]:
-    """The SELECT of `ApiKey.authenticate` (the key whose hash it is, not revoked), and its columns' attributes.
+class LiveKeyStatement(NamedTuple):
+    """The SELECT of `ApiKey.authenticate`, its columns' attributes, and the converters the ORM applies to them."""
 
-    Every concrete field of the model, as the ORM reads them (no field of ApiKey converts its value on
-    PostgreSQL), so the key it builds is the one `ApiKey.objects.get` would return.
+    sql: str
+    attributes: list[str]
+    converters: list[tuple[int, list[Any], Any]]  # (position, the converters, the column they are given)
+
+
+@functools.cache
+def live_key_statement(database: str) -> LiveKeyStatement:
+    """The statement of `ApiKey.authenticate` on `database`: the key whose hash it is, not revoked.
+
+    Every concrete column, converted as Django's SQL compiler converts a column it reads (the backend's
+    converters, then the field's), so the key it builds is the one `ApiKey.objects.get` would return.
     """
-    quote = connections[database].ops.quote_name
+    connection = connections[database]
+    quote = connection.ops.quote_name
+    table = ApiKey._meta.db_table
     fields = ApiKey._meta.concrete_fields
-    sql = (f"SELECT {', '.join(quote(str(field.column)) for field in fields)} FROM {quote(ApiKey._meta.db_table)}"
+    sql = (f"SELECT {', '.join(quote(str(field.column)) for field in fields)} FROM {quote(table)}"
            f" WHERE {quote('key_hash')} = %s AND {quote('revoked_at')} IS NULL")
-    return sql, [field.attname for field in fields]
+    columns = [field.get_col(table) for field in fields]
+    converters = [(position, found, column) for position, column in enumerate(columns)
+                  if (found := connection.ops.get_db_converters(column) + column.get_db_converters(connection))]
+    return LiveKeyStatement(sql, [field.attname for field in fields], converters)
 
 
 class ApiKey(models.Model):
@@ -240,11 +253,18 @@ class ApiKey(models.Model):
         if not plaintext.startswith(API_KEY_PREFIX):
             return None
         database = router.db_for_read(cls)
-        sql, attributes = live_key_statement(database)
-        with connections[database].cursor() as cursor:
-            cursor.execute(sql, [hash_api_key(plaintext)])
+        statement = live_key_statement(database)
+        connection = connections[database]
+        with connection.cursor() as cursor:
+            cursor.execute(statement.sql, [hash_api_key(plaintext)])
             row = cursor.fetchone()
-        return None if row is None else cls.from_db(database, attributes, row)
+        if row is None:
+            return None
+        values = list(row)
+        for position, converters, column in statement.converters:  # none on PostgreSQL; SQLite's dates and booleans
+            for convert in converters:
+                values[position] = convert(values[position], column, connection)
+        return cls.from_db(database, statement.attributes, values)
 
     def mark_used(self, now: datetime | None = None) -> None:
         """Record when the key was last used, at most once a minute (a write per request is too many).
