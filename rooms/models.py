@@ -204,12 +204,13 @@ def live_key_statement(database: str) -> LiveKeyStatement:
     quote = connection.ops.quote_name
     table = ApiKey._meta.db_table
     fields = ApiKey._meta.concrete_fields
-    sql = (f"SELECT {', '.join(quote(str(field.column)) for field in fields)} FROM {quote(table)}"
-           f" WHERE {quote('key_hash')} = %s AND {quote('revoked_at')} IS NULL")
+    quoted = {field.attname: quote(str(field.column)) for field in fields}
+    sql = (f"SELECT {', '.join(quoted.values())} FROM {quote(table)}"
+           f" WHERE {quoted['key_hash']} = %s AND {quoted['revoked_at']} IS NULL")
     columns = [field.get_col(table) for field in fields]
     converters = [(position, found, column) for position, column in enumerate(columns)
                   if (found := connection.ops.get_db_converters(column) + column.get_db_converters(connection))]
-    return LiveKeyStatement(sql, [field.attname for field in fields], converters)
+    return LiveKeyStatement(sql, list(quoted), converters)
 
 
 class ApiKey(models.Model):
