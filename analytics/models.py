@@ -49,7 +49,8 @@ class ReportRun(models.Model):
     it, and at most one run is requested or running at a time (a partial unique index). A request
     (the console's Refresh; `manage.py run_reports` where a follower runs) waits as `requested` until a
     run takes it: `run_reports --follow`'s within a second where it runs, else a worker's; a run started
-    by beat or `make report` takes a waiting request too, or records itself as running.
+    by beat or `make report` takes a waiting request too if it answers it (does at least what was asked:
+    analytics/jobs/store.py start_run), or records itself as running.
     """
 
     class Status(models.TextChoices):

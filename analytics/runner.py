@@ -10,6 +10,7 @@ console and following it is analytics/runs.py.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import subprocess
 import sys
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING
 import psycopg
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
-from django.db import IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from analytics import archive
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
 
 CHILD_TIMEOUT_S = 3 * 3600
 REQUEST_POLL_S = 1.0  # how often the follower looks for a run asked for (a NOTIFY wakes it at once)
-ASKER_POLL_S = 0.1  # how often a process that asked the follower for a run looks at it
+ASKER_POLL_S = 0.1  # how often a process asking the follower for a run tries to, then looks at it
+# The follower's least pause between two runs, even when a refresh is due: a process asking for a run
+# can record its request only while no run is under way (one_active_report_run), and tries every ASKER_POLL_S.
+ASKER_GAP_S = 2 * ASKER_POLL_S
 STANDBY_POLL_S = 5.0  # how often a second follower tries for the lock
 log = logging.getLogger("dovecote.analytics")
 
@@ -82,7 +86,11 @@ def follow_reports(every_s: float, stop: threading.Event, *, master: str | None 
     see it and leave their runs to it as requests; a NOTIFY in the request's transaction wakes it at
     once (and it looks every REQUEST_POLL_S, between its refreshes, in any case). A second
     follower stands by until the lock is free. A run another process has in progress is skipped, a
-    failed one logged (its report_runs row keeps the error), and the loop goes on.
+    failed one logged (its report_runs row keeps the error), and the loop goes on. A request is run as
+    asked: a refresh due when a request for a full run or a window comes in is refused by the request
+    (analytics/jobs/store.py start_run), and the loop runs the request next. Between two runs it
+    leaves ASKER_GAP_S free, so a process asking for a run finds a moment to ask even when refreshes
+    take longer than `every_s`.
     """
     from analytics.jobs.main import run_reports as run  # noqa: PLC0415 - imports PySpark
     from analytics.jobs.session import LazySession  # noqa: PLC0415 - imports PySpark
@@ -131,6 +139,7 @@ def follow_reports(every_s: float, stop: threading.Event, *, master: str | None 
                 stop.wait(REQUEST_POLL_S)
             if request is None:
                 next_refresh = started + every_s
+            next_refresh = max(next_refresh, time.monotonic() + ASKER_GAP_S)
     finally:
         lock.release()
         spark.stop()
@@ -159,14 +168,20 @@ def run_by_follower(*, since: datetime | None = None, until: datetime | None = N
     """Ask the live follower for this run and wait until it ends; None when no follower is live to take it.
 
     The request can be made only while no run is under way (one_active_report_run), so it waits for
-    the follower's refresh in progress. If the follower goes away before taking it, the request is
-    left for the caller's own run, which takes it (analytics/jobs/store.py start_run).
+    the follower's refresh in progress and asks in the pause the follower leaves after it (ASKER_GAP_S).
+    The follower runs it as asked; a refresh of its own that comes due meanwhile does not take it
+    (analytics/jobs/store.py start_run). If the follower goes away before taking it, the request is
+    left for the caller's own run, which takes it; if the caller stops waiting first, it withdraws it.
     """
     mode = ReportRun.Mode.FULL if full or since or until else ReportRun.Mode.INCREMENTAL
     request = None
     while request is None:
         if not follower_is_live():
             return None
+        waiting = ReportRun.objects.filter(status=ReportRun.Status.REQUESTED)
+        if (ReportRun.objects.alive(timezone.now()) | waiting).exists():  # ask after it: an INSERT would be refused
+            time.sleep(ASKER_POLL_S)
+            continue
         try:
             with transaction.atomic():
                 ReportRun.objects.retire_abandoned(timezone.now())
@@ -174,18 +189,23 @@ def run_by_follower(*, since: datetime | None = None, until: datetime | None = N
                     status=ReportRun.Status.REQUESTED, mode=mode, window_start=since, window_end=until,
                     requested_at=timezone.now(), started_at=None, heartbeat_at=None)
                 wake_follower()
-        except IntegrityError:  # a run is under way or asked for: ask after it
+        except IntegrityError:  # a run started, or was asked for, since: ask after it
             time.sleep(ASKER_POLL_S)
     log.info("asked the follower for report run %s (%s)", request.pk, mode)
-    while True:
-        time.sleep(ASKER_POLL_S)
-        request.refresh_from_db()
-        if request.status in (ReportRun.Status.SUCCEEDED, ReportRun.Status.FAILED):
-            return request
-        if request.is_requested and not follower_is_live():
-            return None  # the follower stopped before taking it
-        if request.is_abandoned(timezone.now()):
-            ReportRun.objects.retire_abandoned(timezone.now())
+    try:
+        while True:
+            time.sleep(ASKER_POLL_S)
+            request.refresh_from_db()
+            if request.status in (ReportRun.Status.SUCCEEDED, ReportRun.Status.FAILED):
+                return request
+            if request.is_requested and not follower_is_live():
+                return None  # the follower stopped before taking it
+            if request.is_abandoned(timezone.now()):
+                ReportRun.objects.retire_abandoned(timezone.now())
+    except BaseException:  # Ctrl-C, a lost connection: a request no one waits for is withdrawn if not yet taken
+        with contextlib.suppress(DatabaseError):
+            ReportRun.objects.filter(pk=request.pk, status=ReportRun.Status.REQUESTED).delete()
+        raise
 
 
 def run_archive(*, master: str | None = None, kill_after_write: bool = False) -> ArchiveRun:

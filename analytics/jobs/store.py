@@ -59,7 +59,7 @@ INPUTS = {
 }
 
 class RunInProgress(Exception):
-    """Another report run is running (its heartbeat is fresh)."""
+    """Another report run is running (its heartbeat is fresh), or asked for and waiting for a run that answers it."""
 
 
 class RunLost(Exception):
@@ -233,20 +233,30 @@ class ReportStore:
 
     def start_run(self, mode: str, master: str, since: datetime | None, until: datetime | None,
                   reports: Sequence[Report]) -> int:
-        """Take the waiting request or record a new run as running, and start its heartbeat; return its id.
+        """Take the waiting request this run answers or record a new running run; start its heartbeat; return its id.
 
-        Raise RunInProgress when another run is alive. A run left running whose heartbeat stopped is
-        recorded failed first (report_runs.ReportRunQuerySet.retire_abandoned is the same rule).
+        A run answers a request when it does at least what was asked: a full run (every hour, no
+        window) answers any; an incremental run, an incremental request; a run over a window, a
+        request for the same window. Any other run waiting its turn behind the request is refused like
+        a run behind a live one (RunInProgress), so a request for a full run is never marked done by
+        an incremental one (the follower's next refresh, beat's), and the request is left for a run
+        that answers it: the follower's, or that of the process that asked.
+
+        A run left running whose heartbeat stopped is recorded failed first
+        (report_runs.ReportRunQuerySet.retire_abandoned is the same rule).
         """
         self.execute("UPDATE report_runs SET status = 'failed', finished_at = now(), error = %s "
                      "WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => %s)",
                      [ABANDONED_ERROR, HEARTBEAT_TIMEOUT_S])
         fields = [mode, master, since, until]
+        every_hour = mode == "full" and since is None and until is None
         row = self.execute(
             "UPDATE report_runs SET status = 'running', mode = %s, master = %s, window_start = %s, window_end = %s, "
             "started_at = now(), heartbeat_at = now(), progress = 0, stage = 'starting' WHERE id = "
-            "(SELECT min(id) FROM report_runs WHERE status = 'requested') AND status = 'requested' RETURNING id",
-            fields).fetchone()
+            "(SELECT min(id) FROM report_runs WHERE status = 'requested') AND status = 'requested' "
+            "AND (%s OR (window_start IS NOT DISTINCT FROM %s AND window_end IS NOT DISTINCT FROM %s "
+            "AND mode IN ('incremental', %s))) RETURNING id",
+            [*fields, every_hour, since, until, mode]).fetchone()
         if row is None:
             try:
                 row = self.one(
@@ -264,9 +274,13 @@ class ReportStore:
         return run_id
 
     def running_run(self) -> str:
-        row = self.execute("SELECT id, status, extract(epoch FROM now() - coalesce(heartbeat_at, requested_at)) "
+        row = self.execute("SELECT id, status, mode, extract(epoch FROM now() - coalesce(heartbeat_at, requested_at)) "
                            "FROM report_runs WHERE status IN ('requested', 'running')").fetchone()
-        return f"run {row[0]}, {row[1]}, {row[2]:.0f} s since it was last heard of" if row else "it just ended"
+        if row is None:
+            return "it just ended"
+        if row[1] == "requested":
+            return f"run {row[0]}, {row[2]}, asked for {row[3]:.0f} s ago and waiting for a run that answers it"
+        return f"run {row[0]}, {row[1]}, {row[3]:.0f} s since it was last heard of"
 
     def start_heartbeat(self, run_id: int) -> None:
         """Write the run's heartbeat every HEARTBEAT_S from a thread with its own connection, until the run ends."""
