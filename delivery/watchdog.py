@@ -18,7 +18,11 @@ Such a delivery would wait for ever. Beat runs `resend_lost` every 10 s:
    push session holding frames keeps the count up, so none of them causes a re-send.
 3. That many candidates, the most overdue first, are sent again at their current attempt
    (`outbox.next_frame`: the next attempt, or the one whose worker died), each recorded as a
-   `published_messages` row of kind `resend` and logged with the reason. Their status stays.
+   `published_messages` row of kind `resend` and logged with the reason. Their status stays; their
+   last change (`updated_at`) becomes the resend, so they are due again from then: the next sweeps
+   look first at the deliveries not yet sent again. (When it stayed, a queue that had lost more
+   frames than one sweep sends got the same most-overdue deliveries sent again at every sweep, and
+   the others never, until those duplicates had been consumed.)
 
 Paused and disabled subscriptions are left alone: their frames wait on the queue until they are
 resumed, and the watchdog looks at them again from then on. Leased deliveries have no frame (the
@@ -45,7 +49,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from django.db.models import Q
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from delivery import outbox
@@ -100,9 +104,14 @@ def overdue(now: datetime) -> list[Delivery]:
         .filter(status__in=WAITING, updated_at__lt=cutoff, subscription__status=Subscription.Status.ACTIVE)
         .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lt=cutoff))
         .filter(Q(message__expires_at__isnull=True) | Q(message__expires_at__gt=now))
-        .order_by(Coalesce("next_attempt_at", "updated_at"), "pk")[:BATCH]
+        .order_by(due_since(), "pk")[:BATCH]
     )
     return [delivery for delivery in rows if not is_attempt_under_way(delivery, now)]
+
+
+def due_since() -> Greatest:
+    """When a waiting delivery became due: a retry at `next_attempt_at`, else its last change (a resend's too)."""
+    return Greatest(Coalesce("next_attempt_at", "updated_at"), "updated_at")  # Greatest: SQLite has no NULL here
 
 
 def is_attempt_under_way(delivery: Delivery, now: datetime) -> bool:
@@ -133,10 +142,16 @@ def resend(deliveries: Sequence[Delivery], why: str) -> int:
     """Send these deliveries again at their current attempt; return how many the broker confirmed.
 
     The deliveries come with their message, room and subscription loaded; their status does not change.
+    Each one sent is due again from now (its `updated_at`), unless it changed since it was read: a
+    worker's or a sweep's newer write is left as it is.
     """
     sent = []
     for start in range(0, len(deliveries), BATCH):
         sent += outbox.send_frames(deliveries[start:start + BATCH])
+    if sent:
+        read_before = max(delivery.updated_at for delivery, _ in sent)
+        Delivery.objects.filter(pk__in=[delivery.pk for delivery, _ in sent], status__in=WAITING,
+                                updated_at__lte=read_before).update(updated_at=timezone.now())
     SendRecord.objects.bulk_create(
         SendRecord(delivery=delivery, kind=SendRecord.Kind.RESEND, destination=frame.destination,
                          attempt=outbox.frame_attempt(delivery), delay_ms=frame.delay_ms,

@@ -12,6 +12,7 @@ from datetime import timedelta
 from unittest import mock
 
 import pytest
+from django.db.models import F
 from django.test import Client
 from django.utils import timezone
 
@@ -153,6 +154,33 @@ def test_only_the_missing_frames_are_sent_again_the_most_overdue_first(memory_br
     assert sorted(SendRecord.objects.filter(kind="resend").values_list("delivery_id", flat=True)) == \
         sorted(delivery.pk for delivery in lost)
     assert watchdog.resend_lost() == 0  # now the queue holds as many frames as deliveries
+
+
+def test_a_queue_that_lost_more_frames_than_a_sweep_sends_gets_each_one_sent_again_once(
+        memory_broker: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep sends at most BATCH; the next ones go on with the deliveries not yet sent again.
+
+    Seen in `make bench`: a queue of 1,000 deliveries lost its frames, each sweep sent 500, and the
+    second sent the same 500 again, the most overdue, and left the other 500 without a frame.
+    """
+    monkeypatch.setattr(watchdog, "BATCH", 2)
+    first = waiting_delivery("http://127.0.0.1:9/hook")
+    subscription = first.subscription
+    others = [make_delivery(make_message(subscription.room), subscription, status=Status.QUEUED) for _ in range(4)]
+    lost = [first, *others]
+    for minutes, delivery in enumerate(reversed(lost), start=2):  # the first one the most overdue
+        age(delivery, by=timedelta(minutes=minutes))
+    lose_frames(first)
+
+    sent = []
+    for _ in range(4):  # beat's sweeps, 10 s apart
+        sent.append(watchdog.resend_lost())
+        Delivery.objects.update(updated_at=F("updated_at") - timedelta(seconds=10))
+
+    resends = list(SendRecord.objects.filter(kind="resend").values_list("delivery_id", flat=True))
+    assert sorted(resends) == sorted(d.pk for d in lost), (sent, resends)  # each one once
+    assert sent == [2, 2, 1, 0], sent
+    assert shared_broker().queues(subscription.destination)[0].messages == len(lost)
 
 
 def test_paused_and_disabled_subscriptions_are_left_alone(memory_broker: str) -> None:
