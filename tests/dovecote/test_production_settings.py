@@ -90,6 +90,21 @@ def test_a_bad_operations_setting_stops_the_process_naming_it(env: dict[str, str
     assert message in result.stderr
 
 
+@pytest.mark.parametrize(("value", "jobs"),
+                         [("", "archive run-reports"), ("false", ""), ("true", "archive run-reports")])
+def test_beat_schedules_the_hourly_jobs_unless_told_not_to(value: str, jobs: str) -> None:
+    expression = "*sorted(n for n in settings.CELERY_BEAT_SCHEDULE if n in ('run-reports', 'archive'))"
+    assert settings_value(expression, DOVECOTE_HTTPS="false", DOVECOTE_HOURLY_JOBS=value) == jobs
+    assert "resend-lost-frames" in settings_value("*settings.CELERY_BEAT_SCHEDULE", DOVECOTE_HTTPS="false",
+                                                  DOVECOTE_HOURLY_JOBS=value).split()
+
+
+def test_a_hourly_jobs_setting_that_is_not_a_boolean_stops_the_process_naming_it() -> None:
+    result = manage("check", DOVECOTE_HTTPS="false", DOVECOTE_HOURLY_JOBS="nightly")
+    assert result.returncode != 0
+    assert "DOVECOTE_HOURLY_JOBS='nightly' is not a boolean" in result.stderr
+
+
 def services_file(tmp_path: Path, **variables: str) -> str:
     path = tmp_path / "services.env"
     path.write_text("# written by make services\n" + "".join(f"{k}={v}\n" for k, v in variables.items()))
