@@ -904,16 +904,18 @@ def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials
                 run = last_published_run()
                 return run is not None and run[1] > moment
 
-            def hour_published() -> int:
-                return conn.execute("SELECT coalesce(sum(published), 0) FROM report_hourly "
-                                    "WHERE hour >= date_trunc('hour', now()) - interval '1 hour'").fetchone()[0]
+            def hour_published(since: Any) -> int:
+                return conn.execute("SELECT coalesce(sum(published), 0) FROM report_hourly WHERE hour >= %s",
+                                    [since]).fetchone()[0]
 
             first = last_published_run()
             if not wait_until(lambda: follower.popen.poll() is None and last_published_run() != first, 300, 0.5):
                 raise RuntimeError(f"run_reports --follow published no refresh in 300 s:\n"
                                    f"{follower.log_path.read_text()[-3000:]}")
             for trial in range(trials):
-                before = hour_published()
+                # The same hours before and after: across the hour's end, "the last hour" would move on.
+                since = conn.execute("SELECT date_trunc('hour', now()) - interval '1 hour'").fetchone()[0]
+                before = hour_published(since)
                 subprocess.run([sys.executable, "manage.py", "generate_traffic", "--messages", "200", "--days",
                                 "0.0001", "--seed", str(100 + trial)], cwd=ROOT, env=env, check=True,
                                stdout=subprocess.DEVNULL)
@@ -923,7 +925,7 @@ def follow_latency(env: dict[str, str], log_dir: Path, *, every_s: float, trials
                                        f"{follower.log_path.read_text()[-3000:]}")
                 run = last_published_run()
                 assert run is not None
-                if hour_published() <= before:
+                if hour_published(since) <= before:
                     raise RuntimeError(f"the refresh after the new history left the last hours' published count at "
                                        f"{before}:\n{follower.log_path.read_text()[-3000:]}")
                 latencies.append((run[2] - written).total_seconds())
