@@ -36,9 +36,14 @@ class ReportRunQuerySet(models.QuerySet["ReportRun"]):
     def retire_abandoned(self, now: datetime) -> int:
         """Record as failed the running runs whose heartbeat stopped (their process is gone); return how many.
 
+        A request whose asker stopped writing its heartbeat (`run_reports` waiting for the follower, then
+        killed) is withdrawn: no process waits for it any more, and left behind it would hold back every
+        run that does not answer it. The console's requests carry no heartbeat: a worker's run answers them.
         The report jobs do the same when a run starts (analytics/jobs/store.py, in SQL).
         """
-        return self.filter(status=ReportRun.Status.RUNNING, heartbeat_at__lt=now - HEARTBEAT_TIMEOUT).update(
+        stale = now - HEARTBEAT_TIMEOUT
+        self.filter(status=ReportRun.Status.REQUESTED, heartbeat_at__lt=stale).delete()
+        return self.filter(status=ReportRun.Status.RUNNING, heartbeat_at__lt=stale).update(
             status=ReportRun.Status.FAILED, finished_at=now, error=ABANDONED_ERROR)
 
 
@@ -73,7 +78,8 @@ class ReportRun(models.Model):
     requested_at = models.DateTimeField(null=True, help_text="When the console asked for it, if it did.")
     started_at = models.DateTimeField(null=True, db_default=Now(), help_text="Null while requested.")
     heartbeat_at = models.DateTimeField(null=True, db_default=Now(),
-                                        help_text="Written by the running run's driver every few seconds.")
+                                        help_text="Written by the running run's driver every few seconds "
+                                                  "(while requested: by the process waiting for it, if one does).")
     finished_at = models.DateTimeField(null=True, blank=True)
     progress = models.PositiveSmallIntegerField(db_default=0, help_text="0 to 100.")
     stage = models.CharField(max_length=200, db_default="")

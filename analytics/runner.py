@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from analytics import archive
 from analytics.jobs.config import Database, JobConfig
-from analytics.jobs.store import FOLLOWER_LOCK, REQUESTS_CHANNEL
+from analytics.jobs.store import FOLLOWER_LOCK, HEARTBEAT_S, REQUESTS_CHANNEL
 from analytics.models import ArchiveRun, ReportRun
 
 if TYPE_CHECKING:
@@ -172,6 +172,9 @@ def run_by_follower(*, since: datetime | None = None, until: datetime | None = N
     The follower runs it as asked; a refresh of its own that comes due meanwhile does not take it
     (analytics/jobs/store.py start_run). If the follower goes away before taking it, the request is
     left for the caller's own run, which takes it; if the caller stops waiting first, it withdraws it.
+    While it waits it writes the request's heartbeat every HEARTBEAT_S, as a running run does: if the
+    caller dies too (SIGKILL), the next run or request withdraws the request once that heartbeat is
+    HEARTBEAT_TIMEOUT_S old, so a request for a full run no one answers never holds back the hourly runs.
     """
     mode = ReportRun.Mode.FULL if full or since or until else ReportRun.Mode.INCREMENTAL
     request = None
@@ -185,16 +188,22 @@ def run_by_follower(*, since: datetime | None = None, until: datetime | None = N
         try:
             with transaction.atomic():
                 ReportRun.objects.retire_abandoned(timezone.now())
+                now = timezone.now()
                 request = ReportRun.objects.create(
                     status=ReportRun.Status.REQUESTED, mode=mode, window_start=since, window_end=until,
-                    requested_at=timezone.now(), started_at=None, heartbeat_at=None)
+                    requested_at=now, started_at=None, heartbeat_at=now)
                 wake_follower()
         except IntegrityError:  # a run started, or was asked for, since: ask after it
             time.sleep(ASKER_POLL_S)
     log.info("asked the follower for report run %s (%s)", request.pk, mode)
+    heartbeat = time.monotonic()
     try:
         while True:
             time.sleep(ASKER_POLL_S)
+            if time.monotonic() - heartbeat >= HEARTBEAT_S:
+                heartbeat = time.monotonic()
+                ReportRun.objects.filter(pk=request.pk, status=ReportRun.Status.REQUESTED).update(
+                    heartbeat_at=timezone.now())
             request.refresh_from_db()
             if request.status in (ReportRun.Status.SUCCEEDED, ReportRun.Status.FAILED):
                 return request

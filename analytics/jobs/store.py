@@ -13,6 +13,8 @@ most one row be `requested` or `running`. A starting run takes the waiting reque
 thread writes its heartbeat every HEARTBEAT_S; a `running` row whose heartbeat is older than
 HEARTBEAT_TIMEOUT_S lost its driver, and the next run records it failed. A run that was so
 declared dead cannot publish: the swap checks, in its transaction, that the row is still its own.
+A process waiting for its request (analytics/runner.py run_by_follower) writes the request's heartbeat
+the same way; a request whose heartbeat stopped is withdrawn by the next run.
 """
 
 from __future__ import annotations
@@ -242,12 +244,16 @@ class ReportStore:
         an incremental one (the follower's next refresh, beat's), and the request is left for a run
         that answers it: the follower's, or that of the process that asked.
 
-        A run left running whose heartbeat stopped is recorded failed first
-        (report_runs.ReportRunQuerySet.retire_abandoned is the same rule).
+        A run left running whose heartbeat stopped is recorded failed first, and a request whose asker
+        stopped writing its heartbeat is withdrawn (report_runs.ReportRunQuerySet.retire_abandoned is the
+        same rule): no request holds the runs back once no process waits for it.
         """
         self.execute("UPDATE report_runs SET status = 'failed', finished_at = now(), error = %s "
                      "WHERE status = 'running' AND heartbeat_at < now() - make_interval(secs => %s)",
                      [ABANDONED_ERROR, HEARTBEAT_TIMEOUT_S])
+        self.execute("DELETE FROM report_runs "
+                     "WHERE status = 'requested' AND heartbeat_at < now() - make_interval(secs => %s)",
+                     [HEARTBEAT_TIMEOUT_S])
         fields = [mode, master, since, until]
         every_hour = mode == "full" and since is None and until is None
         row = self.execute(
@@ -274,7 +280,8 @@ class ReportStore:
         return run_id
 
     def running_run(self) -> str:
-        row = self.execute("SELECT id, status, mode, extract(epoch FROM now() - coalesce(heartbeat_at, requested_at)) "
+        row = self.execute("SELECT id, status, mode, extract(epoch FROM now() - CASE status WHEN 'requested' "
+                           "THEN requested_at ELSE heartbeat_at END) "
                            "FROM report_runs WHERE status IN ('requested', 'running')").fetchone()
         if row is None:
             return "it just ended"

@@ -5,11 +5,13 @@ follower's own refresh, an incremental one, came due as the request came in, its
 the row, run incremental and mark the request done: `--full` printed an incremental run's summary
 and no full run ever happened (seen in the quick bench's archive group, `--every 2`). Now a run that
 does not answer the request is refused as behind a live run, and the request waits for one that does.
+A request whose asker died while it waited (its heartbeat stopped) is withdrawn, so nothing waits for one
+no one answers.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -17,7 +19,7 @@ from django.utils import timezone
 from analytics import runner
 from analytics.jobs.main import REPORTS
 from analytics.jobs.store import ReportStore, RunInProgress
-from analytics.models import ReportRun
+from analytics.models import HEARTBEAT_TIMEOUT, ReportRun
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -73,3 +75,56 @@ def test_a_request_is_withdrawn_when_the_process_that_asked_stops_waiting(monkey
     with pytest.raises(KeyboardInterrupt):
         runner.run_by_follower(full=True)
     assert not ReportRun.objects.exists(), list(ReportRun.objects.values())
+
+
+def test_a_request_whose_asker_died_is_withdrawn_by_the_next_run() -> None:
+    """The follower gone before it took the request, and `run_reports --full` killed (SIGKILL) while it waited:
+    nothing answers the request, and it held back every incremental run (beat's, each hour) until one did."""
+    request = ask("full", *EVERY_HOUR)
+    stopped = timezone.now() - HEARTBEAT_TIMEOUT - timedelta(seconds=1)
+    ReportRun.objects.filter(pk=request.pk).update(heartbeat_at=stopped)
+    with ReportStore.open(runner.job_config().database) as store:
+        run_id = store.start_run("incremental", "local[*]", None, None, REPORTS)
+        store.stop_heartbeat()
+    runs = list(ReportRun.objects.values_list("pk", "status", "mode"))
+    assert runs == [(run_id, "running", "incremental")] and run_id != request.pk, runs
+
+
+def test_a_request_whose_asker_still_waits_holds_its_place() -> None:
+    request = ask("full", *EVERY_HOUR)
+    ReportRun.objects.filter(pk=request.pk).update(heartbeat_at=timezone.now() - HEARTBEAT_TIMEOUT / 2)
+    with ReportStore.open(runner.job_config().database) as store, pytest.raises(RunInProgress):
+        store.start_run("incremental", "local[*]", None, None, REPORTS)
+    assert ReportRun.objects.get().status == "requested"
+
+
+def test_retiring_withdraws_a_dead_askers_request_and_keeps_the_consoles() -> None:
+    """The console's request has no heartbeat: any run answers it, so it waits for a worker however old it is."""
+    now = timezone.now()
+    dead = ask("full", *EVERY_HOUR)
+    ReportRun.objects.filter(pk=dead.pk).update(heartbeat_at=now - HEARTBEAT_TIMEOUT - timedelta(seconds=1))
+    ReportRun.objects.retire_abandoned(now)
+    assert not ReportRun.objects.exists(), list(ReportRun.objects.values())
+    console = ask("incremental", *EVERY_HOUR)
+    ReportRun.objects.filter(pk=console.pk).update(requested_at=now - timedelta(hours=2))
+    ReportRun.objects.retire_abandoned(now)
+    assert list(ReportRun.objects.values_list("pk", "status")) == [(console.pk, "requested")]
+
+
+def test_the_asker_writes_its_requests_heartbeat_while_it_waits(monkeypatch) -> None:
+    monkeypatch.setattr(runner, "follower_is_live", lambda: True)
+    monkeypatch.setattr(runner, "HEARTBEAT_S", 0.0)  # at every look, not every 10 s
+    seen: list[datetime | None] = []
+    look = ReportRun.refresh_from_db
+
+    def looked(request: ReportRun, *args: object, **kwargs: object) -> None:
+        seen.append(ReportRun.objects.values_list("heartbeat_at", flat=True).get(pk=request.pk))
+        if len(seen) == 3:  # the follower runs it
+            ReportRun.objects.filter(pk=request.pk).update(status=ReportRun.Status.SUCCEEDED,
+                                                          finished_at=timezone.now())
+        look(request, *args, **kwargs)
+
+    monkeypatch.setattr(ReportRun, "refresh_from_db", looked)
+    done = runner.run_by_follower(full=True)
+    assert done is not None and done.status == ReportRun.Status.SUCCEEDED
+    assert None not in seen and seen == sorted(seen) and len(set(seen)) == 3, seen
