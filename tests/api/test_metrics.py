@@ -7,10 +7,14 @@ The counters a real worker records reach the web's scrape through the shared met
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.test import Client, override_settings
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -18,6 +22,7 @@ from api.metrics import queue_depths
 from delivery.broker import QueueStats
 from delivery.metrics import OTHER, RoomLabels, status_class
 from delivery.models import Delivery, DeliveryAttempt
+from dovecote import metrics
 from rooms.models import ApiKey
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver, always, failing_then
@@ -172,3 +177,27 @@ def test_the_docs_list_every_metric_with_its_type_and_labels() -> None:
     for family in scraped:
         assert family.name in rows and rows[family.name][1].strip() == family.type, family.name
     assert len(rows) == len(recorded) + len({f.name for f in scraped})
+
+
+
+FORKING = """
+import os
+from dovecote import metrics
+print(os.getpid(), metrics.process_identifier(), flush=True)
+child = os.fork()
+if child == 0:
+    print(os.getpid(), metrics.process_identifier(), flush=True)
+    os._exit(0)
+os.waitpid(child, 0)
+print(os.getpid(), metrics.process_identifier(), flush=True)
+"""
+
+
+def test_a_forked_process_names_its_metric_files_by_its_own_pid() -> None:
+    """The identifier is made once per process (not a getpid per metric update); a fork must not inherit it."""
+    done = subprocess.run([sys.executable, "-c", FORKING], capture_output=True, text=True, timeout=60, check=False,
+                          cwd=settings.BASE_DIR, env={**os.environ, "PROMETHEUS_MULTIPROC_DIR": ""})
+    assert done.returncode == 0, done.stderr
+    (parent, named), (child, child_named), (again, named_again) = (line.split() for line in done.stdout.splitlines())
+    assert named == named_again == f"{metrics.HOST}-{parent}" and again == parent, done.stdout
+    assert child_named == f"{metrics.HOST}-{child}" and child != parent, done.stdout
