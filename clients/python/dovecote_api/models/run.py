@@ -37,7 +37,8 @@ class Run:
     started_at: datetime.datetime | None
     """ Null while requested. """
     heartbeat_at: datetime.datetime | None
-    """ Written by the running run's driver every few seconds. """
+    """ Written by the running run's driver every few seconds (while requested: by the process waiting for it, if
+    one does). """
     progress: int
     """ 0 to 100. """
     stage: str
