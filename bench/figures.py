@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -28,7 +29,7 @@ import psycopg
 import stomp
 
 from bench.receiver import Arrival, ReceiverClient
-from bench.stack import ROOT, Process, cpu_seconds, rss_kib
+from bench.stack import ROOT, CpuMeter, Process, cpu_seconds, rss_kib
 
 
 @dataclass
@@ -247,12 +248,37 @@ def batch_publish(ctx: Context, n: int) -> float:
     return rate
 
 
-def closed_loop(ctx: Context, path: str, body: dict | None, clients: int, n: int) -> tuple[float, float, float]:
-    """Requests/s and p50/p99 ms from `clients` connections of a separate load process."""
-    out = run_tool("bench.load", "closed", ctx.base_url + path, ctx.admin_key,
-                   "-" if body is None else json.dumps(body), str(clients), str(n))
-    result = json.loads(out)
-    return result["rate"], percentile(result["latencies_ms"], 50), percentile(result["latencies_ms"], 99)
+def closed_loop(ctx: Context, path: str, body: dict | None, clients: int,
+                n: int) -> tuple[float, float, float, float]:
+    """Requests/s, p50 and p99 ms of `n` requests from `clients` keep-alive connections, each sending one request
+    after another (a POST of `body`, or a GET); also the load generator's CPU ms a request. Every request must
+    get a 2xx.
+
+    The load is h2load's (nghttp2, in C) over HTTP/1.1: 0.03 ms of CPU a request where the bench's own aiohttp
+    client took 0.16, on the two cores the stack runs on (docs/benchmarks.md, "The closed loop's load from h2load").
+    """
+    if shutil.which("h2load") is None:
+        raise RuntimeError("h2load is not installed (make bench installs it: apt-get install nghttp2-client)")
+    scratch = Path(tempfile.mkdtemp())
+    command = ["h2load", "--h1", "-n", str(n), "-c", str(clients), "-t", "1", "--log-file", str(scratch / "log"),
+               "-H", f"Authorization: Bearer {ctx.admin_key}", "-H", "Content-Type: application/json"]
+    if body is not None:
+        (scratch / "body").write_bytes(json.dumps(body).encode())
+        command += ["-d", str(scratch / "body")]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([*command, ctx.base_url + path], capture_output=True, text=True, timeout=300, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    load_cpu_ms = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000 / n
+    rows = [line.split("\t") for line in (scratch / "log").read_text().splitlines()]
+    shutil.rmtree(scratch)
+    refused = [status for _, status, _ in rows if not status.startswith("2")]
+    if done.returncode != 0 or len(rows) != n or refused:
+        raise RuntimeError(f"h2load: {len(rows)} of {n} requests answered, {len(refused)} not 2xx "
+                           f"({sorted(set(refused))[:5]}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    starts = [int(start) for start, _, _ in rows]
+    ends = [int(start) + int(took) for start, _, took in rows]
+    latencies = [int(took) / 1000 for _, _, took in rows]
+    return n / ((max(ends) - min(starts)) / 1e6), percentile(latencies, 50), percentile(latencies, 99), load_cpu_ms
 
 
 @dataclass(frozen=True)
@@ -263,6 +289,7 @@ class SinglePublish:
     cpu_ms: float  # CPU per delivery, every process of the path (web, worker, beat, PostgreSQL, Artemis, Redis)
     web_cpu_ms: float  # the web process's part of it
     cpu_by_part: dict[str, float]  # ms per delivery, by process
+    load_cpu_ms: float  # the load generator's CPU per request (not in cpu_ms)
 
 
 def single_publish(ctx: Context, n: int, clients: int = 64) -> SinglePublish:
@@ -270,22 +297,20 @@ def single_publish(ctx: Context, n: int, clients: int = 64) -> SinglePublish:
 
     The CPU is counted from the first publish until the broker confirmed every frame (all `queued`).
     """
-    from bench.stack import CpuMeter
 
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="pull")
     meter = CpuMeter(ctx.processes, ctx.database)
     meter.start()
-    rate, p50, p99 = closed_loop(ctx, f"/api/v1/rooms/{room_id}/messages/", event(0), clients, n)
-    n = n // clients * clients  # what the load sent: the same number on every connection
+    rate, p50, p99, load_cpu_ms = closed_loop(ctx, f"/api/v1/rooms/{room_id}/messages/", event(0), clients, n)
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
     used = meter.stop()
     drop_subscription(ctx, subscription_id)
     by_part = {name: seconds * 1000 / n for name, seconds in used.items()}
-    return SinglePublish(rate, p50, p99, sum(by_part.values()), by_part.get("web", 0.0), by_part)
+    return SinglePublish(rate, p50, p99, sum(by_part.values()), by_part.get("web", 0.0), by_part, load_cpu_ms)
 
 
-def empty_endpoint(ctx: Context, n: int, clients: int = 64) -> tuple[float, float, float]:
+def empty_endpoint(ctx: Context, n: int, clients: int = 64) -> tuple[float, float, float, float]:
     """Reference: GET /api/v1/whoami/, an endpoint that does nothing but authenticate, same server."""
     return closed_loop(ctx, "/api/v1/whoami/", None, clients, n)
 
@@ -327,14 +352,16 @@ def attempt_rows(room_id: int) -> int:
     return DeliveryAttempt.objects.filter(delivery__message__room_id=room_id).count()
 
 
-def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, float, int, dict[str, float]]:
+def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, float, int, dict[str, float],
+                                                  dict[str, float]]:
     """Deliveries/s from queued to received, one subscription (the worker starts once all n are queued).
 
     Also returns the worker's peak RSS in MiB during the run, and its CPU time per delivery in µs,
     in the steady state: from the 10th to the 90th percent of the deliveries (start-up left out);
     and what /metrics said meanwhile: the delivered counter's rate between scrapes at those two
     points, and at the end the attempt histogram's count beside the attempt rows in the database;
-    and where a delivery's time went, from the rows' clocks (`push_steps`).
+    and where a delivery's time went, from the rows' clocks (`push_steps`); and every process's CPU time per
+    delivery in µs over the same steady state, the receiver's included.
     """
     ctx.stop_worker()
     room_id = make_room(ctx)
@@ -346,11 +373,18 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, f
     worker = ctx.processes["worker"].popen.pid
     marks: list[tuple[int, float]] = []  # (deliveries received, worker CPU seconds)
     scrapes: list[Scrape] = []
+    meter = CpuMeter(ctx.processes, ctx.database)
+    receiver_cpu: list[float] = []
 
     def progress() -> bool:
         count = ctx.receiver.count()
         if (not marks and count >= n // 10) or (len(marks) == 1 and count >= n * 9 // 10):
             marks.append((count, cpu_seconds(worker)))
+            receiver_cpu.append(cpu_seconds(ctx.receiver.process.pid))
+            if len(marks) == 1:
+                meter.start()
+            else:
+                meter.stop()
             scrapes.append(scrape(ctx, room_id))
         return count >= n
 
@@ -359,11 +393,14 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, f
     wait_until(lambda: count_status(room_id, "delivered") >= n, timeout=60)  # every one recorded too
     (first, cpu_first), (last, cpu_last) = marks if len(marks) == 2 else ((0, 0.0), (1, 0.0))
     cpu_us = (cpu_last - cpu_first) / max(1, last - first) * 1e6
+    by_process = {name: seconds / max(1, last - first) * 1e6 for name, seconds in meter.used.items()}
+    if len(receiver_cpu) == 2:
+        by_process["receiver"] = (receiver_cpu[1] - receiver_cpu[0]) / max(1, last - first) * 1e6
     scraped_rate = ((scrapes[1].delivered - scrapes[0].delivered) / (scrapes[1].at - scrapes[0].at)
                     if len(scrapes) == 2 else 0.0)
     final = scrape(ctx, room_id)
     return ((n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024, cpu_us,
-            scraped_rate, final.attempts, attempt_rows(room_id), push_steps(room_id))
+            scraped_rate, final.attempts, attempt_rows(room_id), push_steps(room_id), by_process)
 
 
 def push_steps(room_id: int) -> dict[str, float]:
@@ -585,7 +622,6 @@ def fanout(ctx: Context, subscriptions: int, slow_share: float, publishes: int,
     (the slow ones' answers come later, so their recording is not in it)."""
     from django.db.models import F
 
-    from bench.stack import CpuMeter
     from delivery.models import SendRecord
 
     room_id = make_room(ctx)

@@ -1,12 +1,11 @@
-"""Load generators for the bench, in a process of their own (uvloop, aiohttp), so they do not slow the stack.
+"""The bench's open-loop load generator, in a process of its own (uvloop, aiohttp), so it does not slow the stack.
 
     python -m bench.load open URL[,URL…] KEY BODY_JSON RATE SECONDS
         Open loop: request i is sent at start + i/RATE whatever the server does (no coordinated
         omission), to the URLs in turn. Prints JSON [[scheduled, sent, message_id or null, status], …]
         in monotonic seconds; latency is counted from the scheduled time.
-    python -m bench.load closed URL KEY BODY_JSON|- CLIENTS REQUESTS
-        Closed loop: CLIENTS connections each send one request after another (GET when the body
-        is "-"). Prints JSON {"rate": requests/s, "latencies_ms": […]}.
+
+The closed loops (single publishes, the empty endpoint) are h2load's (bench/figures.py `closed_loop`).
 """
 
 from __future__ import annotations
@@ -49,26 +48,6 @@ async def open_loop(urls: list[str], key: str, body: bytes, rate: float, seconds
     return results
 
 
-async def closed_loop(url: str, key: str, body: bytes | None, clients: int, requests: int) -> dict:
-    latencies: list[float] = []
-    per_client = requests // clients
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients), headers=headers(key)) as session:
-        async def client() -> None:
-            for _ in range(per_client):
-                started = time.monotonic()
-                call = session.get(url) if body is None else session.post(url, data=body)
-                async with call as reply:
-                    await reply.read()
-                    if reply.status >= 300:
-                        raise RuntimeError(f"{url} answered {reply.status}")
-                latencies.append((time.monotonic() - started) * 1000)
-
-        started = time.monotonic()
-        await asyncio.gather(*(client() for _ in range(clients)))
-        elapsed = time.monotonic() - started
-    return {"rate": len(latencies) / elapsed, "latencies_ms": latencies}
-
-
 def run(coroutine):  # noqa: ANN001, ANN201
     """Run on uvloop when it is installed."""
     try:
@@ -80,11 +59,9 @@ def run(coroutine):  # noqa: ANN001, ANN201
 
 def main(argv: list[str]) -> None:
     mode, url, key, body = argv[1:5]
-    if mode == "open":
-        result: object = run(open_loop(url.split(","), key, body.encode(), float(argv[5]), float(argv[6])))
-    else:
-        result = run(closed_loop(url, key, None if body == "-" else body.encode(), int(argv[5]), int(argv[6])))
-    json.dump(result, sys.stdout)
+    if mode != "open":
+        raise SystemExit(f"usage: python -m bench.load open URL[,URL…] KEY BODY_JSON RATE SECONDS (not {mode!r})")
+    json.dump(run(open_loop(url.split(","), key, body.encode(), float(argv[5]), float(argv[6]))), sys.stdout)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@
 #   openjdk-17-jre-headless  the JVM PySpark starts (the analytics jobs and their tests)
 #   libpostgresql-jdbc-java  the PostgreSQL JDBC driver Spark reads and writes with (/usr/share/java/postgresql.jar)
 #   wrk                      the fastest HTTP client on the machine: `make bench`'s raw-POST reference
+#   nghttp2-client           h2load, `make bench`'s closed-loop load (single publishes, the empty endpoint): in C, a
+#                            fifth of the CPU a request of a Python client on the cores the stack runs on
 #   prometheus               for promtool, which checks deploy/prometheus/ (the scrape config and the alert rules)
 #   chromium                 the browser Playwright drives for the web UI's tests (/usr/bin/chromium; never downloaded),
 #                            with fonts-dejavu-core and fonts-liberation so pages and screenshots render the same everywhere
@@ -21,6 +23,9 @@ if [[ ! -f /usr/share/java/postgresql.jar ]]; then
 fi
 if ! command -v wrk >/dev/null; then
   missing+=(wrk)
+fi
+if ! command -v h2load >/dev/null; then
+  missing+=(nghttp2-client)
 fi
 if ! command -v promtool >/dev/null; then
   missing+=(prometheus)

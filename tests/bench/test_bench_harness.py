@@ -28,6 +28,7 @@ ROWS = [
     "push, one subscription, one worker vs two worker processes",
     "push subscriptions over two workers: sessions per worker",
     "worker peak RSS",
+    "CPU per delivery by process, µs",
     "where a delivery's time went",
     "end-to-end latency",
     "at 200 msg/s: publish round trip",
