@@ -269,7 +269,8 @@ def closed_loop(ctx: Context, path: str, body: dict | None, clients: int,
     done = subprocess.run([*command, ctx.base_url + path], capture_output=True, text=True, timeout=300, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     load_cpu_ms = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1000 / n
-    rows = [line.split("\t") for line in (scratch / "log").read_text().splitlines()]
+    log = scratch / "log"
+    rows = [line.split("\t") for line in log.read_text().splitlines()] if log.exists() else []
     shutil.rmtree(scratch)
     refused = [status for _, status, _ in rows if not status.startswith("2")]
     if done.returncode != 0 or len(rows) != n or refused:
@@ -297,7 +298,6 @@ def single_publish(ctx: Context, n: int, clients: int = 64) -> SinglePublish:
 
     The CPU is counted from the first publish until the broker confirmed every frame (all `queued`).
     """
-
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="pull")
     meter = CpuMeter(ctx.processes, ctx.database)
