@@ -29,7 +29,7 @@ import psycopg
 import stomp
 
 from bench.receiver import Arrival, ReceiverClient
-from bench.stack import ROOT, CpuMeter, Process, cpu_seconds, rss_kib
+from bench.stack import ROOT, CpuMeter, Process, rss_kib
 
 
 @dataclass
@@ -370,17 +370,14 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, f
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
     ctx.receiver.reset()
     ctx.restart_worker()
-    worker = ctx.processes["worker"].popen.pid
-    marks: list[tuple[int, float]] = []  # (deliveries received, worker CPU seconds)
+    marks: list[int] = []  # deliveries received at 10 % and at 90 %, where the meter starts and stops
     scrapes: list[Scrape] = []
-    meter = CpuMeter(ctx.processes, ctx.database)
-    receiver_cpu: list[float] = []
+    meter = CpuMeter(ctx.processes, ctx.database, {"receiver": ctx.receiver.process.pid})
 
     def progress() -> bool:
         count = ctx.receiver.count()
         if (not marks and count >= n // 10) or (len(marks) == 1 and count >= n * 9 // 10):
-            marks.append((count, cpu_seconds(worker)))
-            receiver_cpu.append(cpu_seconds(ctx.receiver.process.pid))
+            marks.append(count)
             if len(marks) == 1:
                 meter.start()
             else:
@@ -391,11 +388,9 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, f
     wait_until(progress, timeout=300, poll=0.02)
     arrivals = sorted(a[0] for a in ctx.receiver.arrivals())
     wait_until(lambda: count_status(room_id, "delivered") >= n, timeout=60)  # every one recorded too
-    (first, cpu_first), (last, cpu_last) = marks if len(marks) == 2 else ((0, 0.0), (1, 0.0))
-    cpu_us = (cpu_last - cpu_first) / max(1, last - first) * 1e6
-    by_process = {name: seconds / max(1, last - first) * 1e6 for name, seconds in meter.used.items()}
-    if len(receiver_cpu) == 2:
-        by_process["receiver"] = (receiver_cpu[1] - receiver_cpu[0]) / max(1, last - first) * 1e6
+    deliveries = max(1, marks[1] - marks[0]) if len(marks) == 2 else 1
+    by_process = {name: seconds / deliveries * 1e6 for name, seconds in meter.used.items()}
+    cpu_us = by_process.get("worker", 0.0)
     scraped_rate = ((scrapes[1].delivered - scrapes[0].delivered) / (scrapes[1].at - scrapes[0].at)
                     if len(scrapes) == 2 else 0.0)
     final = scrape(ctx, room_id)

@@ -38,11 +38,6 @@ def rss_kib(pid: int) -> int:
     return total
 
 
-def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) used so far by a process and its descendants' live threads, in seconds."""
-    return sum(cpu_by_pid([pid, *descendants(pid)]).values())
-
-
 def cpu_by_pid(pids: list[int]) -> dict[int, float]:
     """CPU time (user + system) used so far by each of these processes that is still running, in seconds."""
     used = {}
@@ -75,16 +70,18 @@ def service_pids(database: str) -> dict[str, list[int]]:
 
 
 class CpuMeter:
-    """CPU seconds used between `start` and `stop` by the stack's processes and the services that serve it."""
+    """CPU seconds used between `start` and `stop` by the stack's processes and the services that serve it, and by
+    any other processes named in `others` (name: pid; the bench's receiver)."""
 
-    def __init__(self, processes: dict[str, Process], database: str) -> None:
+    def __init__(self, processes: dict[str, Process], database: str, others: dict[str, int] | None = None) -> None:
         self.processes = processes
+        self.others = others or {}
         self.database = database
         self.used: dict[str, float] = {}
 
     def _read(self) -> dict[str, dict[int, float]]:
-        now = {name: cpu_by_pid([process.popen.pid, *descendants(process.popen.pid)])
-               for name, process in self.processes.items()}
+        pids = {**{name: process.popen.pid for name, process in self.processes.items()}, **self.others}
+        now = {name: cpu_by_pid([pid, *descendants(pid)]) for name, pid in pids.items()}
         for service, pids in service_pids(self.database).items():
             now[service] = cpu_by_pid(pids)
         return now
