@@ -111,7 +111,7 @@ class _Listener(stomp.ConnectionListener):
         if not self.connected:
             self.error = frame.headers.get("message", "refused")
             self.settled.set()
-        self.broker._on_error(frame)
+        self.broker._on_error(self.generation, frame)
 
     def on_receipt(self, frame: Frame) -> None:
         self.broker._on_receipt(frame.headers.get("receipt-id", ""))
@@ -166,8 +166,8 @@ class StompConnection(ABC):
         """Take the RECEIPT for `receipt`."""
 
     @abstractmethod
-    def _on_error(self, frame: Frame) -> None:
-        """Take an ERROR frame."""
+    def _on_error(self, generation: int, frame: Frame) -> None:
+        """Take an ERROR frame read from connection `generation`."""
 
     @abstractmethod
     def _on_message(self, generation: int, frame: Frame) -> None:

@@ -1,7 +1,7 @@
 """The STOMP wire format as Dovecote writes and reads it, on stomp.py.
 
-What a SEND carries (`send_headers`: persistent, anycast, a receipt, `AMQ_SCHEDULED_DELAY` and
-`expires`), how frames are encoded for one socket write (`encode_frame`), how a MESSAGE frame
+What a SEND carries (`send_headers`: persistent, anycast, a receipt when asked for one,
+`AMQ_SCHEDULED_DELAY` and `expires`), how frames are encoded for one socket write (`encode_frame`), how a MESSAGE frame
 becomes the `StompMessage` a consumer hands out (`received_message`: the delivery's own headers
 dropped), and a faster header parser installed into stomp.py on import (`parse_headers`).
 """
@@ -98,12 +98,13 @@ def _escape(value: object) -> str:
     return value
 
 
-def send_headers(message: OutgoingMessage, receipt: str) -> dict[str, str]:
-    """Return the SEND frame headers for `message` (stomp.py escapes them per STOMP 1.2)."""
+def send_headers(message: OutgoingMessage, receipt: str | None) -> dict[str, str]:
+    """Return the SEND frame headers for `message` (stomp.py escapes them per STOMP 1.2), with `receipt` if given."""
     headers = {"content-type": "application/json", **message.headers}
     headers["persistent"] = "true"
     headers["destination-type"] = ANYCAST
-    headers["receipt"] = receipt
+    if receipt is not None:
+        headers["receipt"] = receipt
     delay_ms = message.delay_left_ms()  # counted from the message's making: a send may have waited
     if delay_ms > 0:
         headers["AMQ_SCHEDULED_DELAY"] = str(delay_ms)

@@ -20,8 +20,9 @@ from django.test import Client
 
 from delivery.actions import delete_subscription
 from delivery.broker import EXPIRY_DESTINATION, Broker, Consumer, OutgoingMessage, connect
-from delivery.broker.base import QueueInUse
+from delivery.broker.base import QueueInUse, SendFailed
 from delivery.broker.shared import shared_broker
+from delivery.broker.stomp_wire import encode_frame
 from delivery.expiry import drain_expired
 from delivery.models import Delivery
 from rooms.models import ApiKey
@@ -193,6 +194,106 @@ def test_every_send_is_persistent(raw: tuple[stomp.Connection12, Frames], broker
     headers = frames.messages[0][1].headers
     assert headers["persistent"] == "true" and headers["destination"] == destination
     conn.ack(headers["ack"])
+
+
+class Replies(stomp.ConnectionListener):
+    """The RECEIPT and ERROR frames a raw connection received, in order: ("RECEIPT", id) or ("ERROR", message)."""
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[str, str]] = []
+        self.arrived = threading.Condition()
+
+    def on_receipt(self, frame: stomp.utils.Frame) -> None:
+        with self.arrived:
+            self.replies.append(("RECEIPT", frame.headers["receipt-id"]))
+            self.arrived.notify_all()
+
+    def on_error(self, frame: stomp.utils.Frame) -> None:
+        with self.arrived:
+            self.replies.append(("ERROR", frame.headers.get("message", "")))
+            self.arrived.notify_all()
+
+    def wait_for_receipt(self, receipt: str, timeout: float = 10.0) -> list[tuple[str, str]]:
+        with self.arrived:
+            self.arrived.wait_for(lambda: ("RECEIPT", receipt) in self.replies, timeout)
+            return list(self.replies)
+
+
+def replying_connection() -> tuple[stomp.Connection12, Replies]:
+    parts = urlsplit(stomp_url())
+    conn = stomp.Connection12([(parts.hostname, parts.port)], heartbeats=(0, 0), auto_decode=False)
+    replies = Replies()
+    conn.set_listener("test", replies)
+    conn.connect(parts.username, parts.password, wait=True)
+    return conn, replies
+
+
+def test_a_receipt_comes_once_every_send_before_it_on_the_connection_is_stored(broker: Broker) -> None:
+    """Why `send_many` asks for one receipt per chunk of frames, on the chunk's last (delivery/broker/stomp.py).
+
+    Artemis answers a RECEIPT once its connection's storage context has completed every operation lined up
+    before it (StompProtocolManager.sendReply: StorageManager.afterCompleteOperations), and one context serves
+    every non-transacted SEND of a connection: the receipt of the last frame covers the frames before it."""
+    conn, replies = replying_connection()
+    destination = unique_destination()
+    headers = {"persistent": "true", "destination-type": "ANYCAST"}
+    try:
+        for n in range(499):
+            conn.send(destination, f"m{n}".encode(), headers=headers)
+        conn.send(destination, b"m499", headers={**headers, "receipt": "last"})
+        seen = replies.wait_for_receipt("last")
+        assert seen == [("RECEIPT", "last")], seen
+    finally:
+        conn.disconnect()
+    with broker.consumer(destination, prefetch=500) as consumer:
+        bodies = []
+        while len(bodies) < 500 and (message := consumer.receive(5)) is not None:
+            bodies.append(message.body)
+            consumer.ack(message)
+    assert bodies == [f"m{n}".encode() for n in range(500)], f"{len(bodies)} of 500 received"
+    broker.delete_queue(destination)
+
+
+def test_a_refused_send_is_answered_with_an_error_before_any_later_receipt_and_its_connection_closes() -> None:
+    """The ERROR names no frame (the refused SEND asked for no receipt), comes in order with the receipts, and
+    ends the connection: `send_many` fails every chunk still awaited on it when one comes (delivery/broker/stomp.py)."""
+    conn, replies = replying_connection()
+    headers = {"persistent": "true", "destination-type": "ANYCAST"}
+    refused = {**headers, "destination": unique_destination(), "AMQ_SCHEDULED_DELAY": "not a number"}
+    after = {**headers, "destination": unique_destination(), "receipt": "after"}
+    try:  # in one write, as send_many writes a chunk: the broker has read both frames when it refuses the first
+        conn.transport.send(encode_frame("SEND", refused, b"refused") + encode_frame("SEND", after, b"after"))
+        deadline = time.monotonic() + 10
+        while conn.is_connected() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        seen = replies.wait_for_receipt("after", timeout=0)
+        assert seen and seen[0] == ("ERROR", "AMQ339031 Error handling send"), seen
+        assert not conn.is_connected(), seen
+    finally:
+        if conn.is_connected():
+            conn.disconnect()
+
+
+def test_send_many_counts_no_chunk_at_or_after_a_refused_send_as_stored(broker: Broker) -> None:
+    """One receipt per chunk of frames (delivery/broker/stomp.py): the refused frame's ERROR comes after the first
+    chunk's receipt and fails the chunks still awaited; the broker is reconnected for the next send."""
+    destination = unique_destination()
+    bodies = [f"m{n}".encode() for n in range(450)]  # chunks of 200: 0-199, 200-399 (the refused 300th), 400-450
+    refused = OutgoingMessage(destination, b"refused", {"AMQ_SCHEDULED_DELAY": "not a number"})
+    messages = [OutgoingMessage(destination, body) for body in bodies]
+    with pytest.raises(SendFailed) as failure:
+        broker.send_many([*messages[:300], refused, *messages[300:]])
+    assert failure.value.confirmed == tuple(range(200)), failure.value
+    assert "the broker refused a send: AMQ339031 Error handling send" in str(failure.value), failure.value
+
+    broker.send(OutgoingMessage(destination, b"after"))  # on the connection reopened since
+    received = []
+    with broker.consumer(destination, prefetch=500) as consumer:
+        while (message := consumer.receive(2)) is not None:
+            received.append(message.body)
+            consumer.ack(message)
+    assert received[:200] == bodies[:200] and received[-1] == b"after", (len(received), received[-3:])
+    broker.delete_queue(destination)
 
 
 def test_the_journal_syncs_every_tenth_of_a_millisecond_not_every_three() -> None:

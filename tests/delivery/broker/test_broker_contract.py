@@ -78,12 +78,12 @@ def test_send_many_returns_after_all_receipts_and_every_message_arrives_in_order
     open_broker: OpenBroker, destination: str
 ) -> None:
     broker = open_broker()
-    bodies = [f"message {n}".encode() for n in range(200)]
+    bodies = [f"message {n}".encode() for n in range(450)]  # over two of the STOMP broker's chunks of 200
 
     broker.send_many([OutgoingMessage(destination, body) for body in bodies])
 
-    with open_broker().consumer(destination) as consumer:
-        assert receive_all(consumer, 200) == bodies
+    with open_broker().consumer(destination, prefetch=500) as consumer:
+        assert receive_all(consumer, 450) == bodies
         assert consumer.receive(0.3) is None
 
 
