@@ -1,8 +1,8 @@
 """The broker interface every implementation (Apache Artemis over STOMP, in-memory) provides.
 
 A `Broker` is one client connection. Sends are persistent and confirmed: `send_many`
-returns only when the broker has acknowledged every frame with a RECEIPT (publisher
-confirms), pipelining all frames before waiting. A `Consumer` receives from one
+returns only when the broker has confirmed every frame (publisher confirms: a RECEIPT
+covering it), pipelining all frames before waiting. A `Consumer` receives from one
 destination with client-individual acknowledgement and a prefetch limit; whatever it
 received but did not ack goes back to the queue when it (or its connection) closes.
 There is no negative acknowledgement: Artemis treats a STOMP NACK as an ACK, so a message
