@@ -33,12 +33,13 @@ pytestmark = pytest.mark.usefixtures("live_services")
 
 
 class Frames(stomp.ConnectionListener):
-    """What a raw stomp.py connection received."""
+    """What a raw stomp.py connection received; its RECEIPT and ERROR frames also in order, in `replies`."""
 
     def __init__(self) -> None:
         self.messages: list[tuple[float, stomp.utils.Frame]] = []
         self.connected: dict[str, str] = {}
         self.errors: list[str] = []
+        self.replies: list[tuple[str, str]] = []  # ("RECEIPT", its id) or ("ERROR", its message)
         self.arrived = threading.Condition()
 
     def on_connected(self, frame: stomp.utils.Frame) -> None:
@@ -49,23 +50,43 @@ class Frames(stomp.ConnectionListener):
             self.messages.append((time.time(), frame))
             self.arrived.notify_all()
 
+    def on_receipt(self, frame: stomp.utils.Frame) -> None:
+        with self.arrived:
+            self.replies.append(("RECEIPT", frame.headers["receipt-id"]))
+            self.arrived.notify_all()
+
     def on_error(self, frame: stomp.utils.Frame) -> None:
-        self.errors.append(frame.headers.get("message", ""))
+        with self.arrived:
+            self.errors.append(frame.headers.get("message", ""))
+            self.replies.append(("ERROR", frame.headers.get("message", "")))
+            self.arrived.notify_all()
 
     def wait_for(self, count: int, timeout: float = 5.0) -> int:
         with self.arrived:
             self.arrived.wait_for(lambda: len(self.messages) >= count, timeout)
             return len(self.messages)
 
+    def wait_for_receipt(self, receipt: str, timeout: float = 10.0) -> list[tuple[str, str]]:
+        """Wait for the RECEIPT of `receipt`; return the replies so far."""
+        with self.arrived:
+            self.arrived.wait_for(lambda: ("RECEIPT", receipt) in self.replies, timeout)
+            return list(self.replies)
 
-@pytest.fixture
-def raw() -> Iterator[tuple[stomp.Connection12, Frames]]:
+
+def open_raw(frames: Frames) -> stomp.Connection12:
     """A plain stomp.py connection to the broker of `make services`, outside Dovecote's broker layer."""
     parts = urlsplit(stomp_url())
     conn = stomp.Connection12([(parts.hostname, parts.port)], heartbeats=(0, 0), auto_decode=False)
-    frames = Frames()
     conn.set_listener("test", frames)
     conn.connect(parts.username, parts.password, wait=True)
+    return conn
+
+
+@pytest.fixture
+def raw() -> Iterator[tuple[stomp.Connection12, Frames]]:
+    """A plain stomp.py connection to the broker of `make services`, and what it received."""
+    frames = Frames()
+    conn = open_raw(frames)
     yield conn, frames
     if conn.is_connected():
         conn.disconnect()
@@ -114,11 +135,8 @@ def test_an_ack_on_a_connection_that_does_not_hold_the_message_is_an_error_that_
     assert frames.wait_for(1) == 1
     ack_id = frames.messages[0][1].headers["ack"]
 
-    parts = urlsplit(stomp_url())
-    other = stomp.Connection12([(parts.hostname, parts.port)], heartbeats=(0, 0), auto_decode=False)
     refused = Frames()
-    other.set_listener("test", refused)
-    other.connect(parts.username, parts.password, wait=True)
+    other = open_raw(refused)
     other.subscribe(destination + "-other", id="sub-1", ack="client-individual",  # the same subscription id
                     headers={"subscription-type": "ANYCAST"})
     other.ack(ack_id)
@@ -196,55 +214,22 @@ def test_every_send_is_persistent(raw: tuple[stomp.Connection12, Frames], broker
     conn.ack(headers["ack"])
 
 
-class Replies(stomp.ConnectionListener):
-    """The RECEIPT and ERROR frames a raw connection received, in order: ("RECEIPT", id) or ("ERROR", message)."""
-
-    def __init__(self) -> None:
-        self.replies: list[tuple[str, str]] = []
-        self.arrived = threading.Condition()
-
-    def on_receipt(self, frame: stomp.utils.Frame) -> None:
-        with self.arrived:
-            self.replies.append(("RECEIPT", frame.headers["receipt-id"]))
-            self.arrived.notify_all()
-
-    def on_error(self, frame: stomp.utils.Frame) -> None:
-        with self.arrived:
-            self.replies.append(("ERROR", frame.headers.get("message", "")))
-            self.arrived.notify_all()
-
-    def wait_for_receipt(self, receipt: str, timeout: float = 10.0) -> list[tuple[str, str]]:
-        with self.arrived:
-            self.arrived.wait_for(lambda: ("RECEIPT", receipt) in self.replies, timeout)
-            return list(self.replies)
-
-
-def replying_connection() -> tuple[stomp.Connection12, Replies]:
-    parts = urlsplit(stomp_url())
-    conn = stomp.Connection12([(parts.hostname, parts.port)], heartbeats=(0, 0), auto_decode=False)
-    replies = Replies()
-    conn.set_listener("test", replies)
-    conn.connect(parts.username, parts.password, wait=True)
-    return conn, replies
-
-
-def test_a_receipt_comes_once_every_send_before_it_on_the_connection_is_stored(broker: Broker) -> None:
+def test_a_receipt_comes_once_every_send_before_it_on_the_connection_is_stored(
+        raw: tuple[stomp.Connection12, Frames], broker: Broker) -> None:
     """Why `send_many` asks for one receipt per chunk of frames, on the chunk's last (delivery/broker/stomp.py).
 
     Artemis answers a RECEIPT once its connection's storage context has completed every operation lined up
     before it (StompProtocolManager.sendReply: StorageManager.afterCompleteOperations), and one context serves
     every non-transacted SEND of a connection: the receipt of the last frame covers the frames before it."""
-    conn, replies = replying_connection()
+    conn, replies = raw
     destination = unique_destination()
     headers = {"persistent": "true", "destination-type": "ANYCAST"}
-    try:
-        for n in range(499):
-            conn.send(destination, f"m{n}".encode(), headers=headers)
-        conn.send(destination, b"m499", headers={**headers, "receipt": "last"})
-        seen = replies.wait_for_receipt("last")
-        assert seen == [("RECEIPT", "last")], seen
-    finally:
-        conn.disconnect()
+    for n in range(499):
+        conn.send(destination, f"m{n}".encode(), headers=headers)
+    conn.send(destination, b"m499", headers={**headers, "receipt": "last"})
+    seen = replies.wait_for_receipt("last")
+    assert seen == [("RECEIPT", "last")], seen
+    conn.disconnect()
     with broker.consumer(destination, prefetch=500) as consumer:
         bodies = []
         while len(bodies) < 500 and (message := consumer.receive(5)) is not None:
@@ -254,24 +239,22 @@ def test_a_receipt_comes_once_every_send_before_it_on_the_connection_is_stored(b
     broker.delete_queue(destination)
 
 
-def test_a_refused_send_is_answered_with_an_error_before_any_later_receipt_and_its_connection_closes() -> None:
+def test_a_refused_send_is_answered_with_an_error_before_any_later_receipt_and_its_connection_closes(
+        raw: tuple[stomp.Connection12, Frames]) -> None:
     """The ERROR names no frame (the refused SEND asked for no receipt), comes in order with the receipts, and
     ends the connection: `send_many` fails every chunk still awaited on it when one comes (delivery/broker/stomp.py)."""
-    conn, replies = replying_connection()
+    conn, replies = raw
     headers = {"persistent": "true", "destination-type": "ANYCAST"}
     refused = {**headers, "destination": unique_destination(), "AMQ_SCHEDULED_DELAY": "not a number"}
     after = {**headers, "destination": unique_destination(), "receipt": "after"}
-    try:  # in one write, as send_many writes a chunk: the broker has read both frames when it refuses the first
-        conn.transport.send(encode_frame("SEND", refused, b"refused") + encode_frame("SEND", after, b"after"))
-        deadline = time.monotonic() + 10
-        while conn.is_connected() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        seen = replies.wait_for_receipt("after", timeout=0)
-        assert seen and seen[0] == ("ERROR", "AMQ339031 Error handling send"), seen
-        assert not conn.is_connected(), seen
-    finally:
-        if conn.is_connected():
-            conn.disconnect()
+    # In one write, as send_many writes a chunk: the broker has read both frames when it refuses the first.
+    conn.transport.send(encode_frame("SEND", refused, b"refused") + encode_frame("SEND", after, b"after"))
+    deadline = time.monotonic() + 10
+    while conn.is_connected() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    seen = replies.wait_for_receipt("after", timeout=0)
+    assert seen and seen[0] == ("ERROR", "AMQ339031 Error handling send"), seen
+    assert not conn.is_connected(), seen
 
 
 def test_send_many_counts_no_chunk_at_or_after_a_refused_send_as_stored(broker: Broker) -> None:
