@@ -31,7 +31,7 @@ help:
 	@echo "make services  start PostgreSQL, Redis and Apache Artemis (STOMP) if needed; print the URLs"
 	@echo "make test      venv + services, then the whole test suite (PYTEST_ARGS=... to pass options)"
 	@echo "make screenshots  regenerate docs/screenshots/*.png (the web UI at 1280x800) from the browser tests"
-	@echo "make run       migrate and collect the static files, then web, worker and beat from the Procfile (Ctrl-C stops all)"
+	@echo "make run       migrate and collect the static files, then web, WORKER_PROCESSES workers (2) and beat from the Procfile (Ctrl-C stops all)"
 	@echo "make release   what runs before make run's processes: migrations and collectstatic"
 	@echo "make migrate   apply database migrations against DATABASE_URL (or var/services.env)"
 	@echo "make report    migrate, then run the Spark report jobs (REPORT_ARGS=\"--full\" etc.)"
@@ -132,7 +132,7 @@ migrate: release
 # run: the full stack in the foreground; Ctrl-C or SIGTERM stops every process.
 run: release
 	@mkdir -p var; export PATH="$(CURDIR)/$(VENV)/bin:$$PATH"; \
-	exec $(VENV)/bin/honcho start -f Procfile --port "$${PORT:-8000}"
+	exec $(VENV)/bin/honcho start -f Procfile --port "$${PORT:-8000}" -c "worker=$${WORKER_PROCESSES:-2}"
 
 # report: the Spark report jobs against DATABASE_URL (or var/services.env); the hours changed since
 # the last run, or REPORT_ARGS="--full", "--since … --until …", "--master spark://host:7077".

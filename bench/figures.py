@@ -29,7 +29,7 @@ import psycopg
 import stomp
 
 from bench.receiver import Arrival, ReceiverClient
-from bench.stack import ROOT, CpuMeter, Process, rss_kib
+from bench.stack import ROOT, CpuMeter, Process, part, rss_kib
 
 
 @dataclass
@@ -39,10 +39,15 @@ class Context:
     admin_key: str
     receiver: ReceiverClient
     quick: bool
-    processes: dict[str, Process] = field(default_factory=dict)
-    restart_worker: Callable[[], None] = field(default=lambda: None)
-    stop_worker: Callable[[], None] = field(default=lambda: None)
-    start_worker: Callable[[str], Process] | None = None  # another worker process, beside the main one
+    processes: dict[str, Process] = field(default_factory=dict)  # by name, as honcho names them: worker.1, …
+    worker_processes: int = 2  # how many the stack runs (WORKER_PROCESSES, as `make run`)
+    stop_workers: Callable[[], None] = field(default=lambda: None)
+    # Start this many worker processes (None: worker_processes) in place of the stopped ones.
+    start_workers: Callable[[int | None], None] = field(default=lambda count=None: None)
+
+    def workers(self) -> list[Process]:
+        """The worker processes running now."""
+        return [process for name, process in self.processes.items() if part(name) == "worker"]
     database: str = "dovecote_bench"  # the scratch database: its PostgreSQL backends' CPU is counted
 
 
@@ -362,22 +367,22 @@ def attempt_rows(room_id: int) -> int:
 
 def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, float, int, dict[str, float],
                                                   dict[str, float]]:
-    """Deliveries/s from queued to received, one subscription (the worker starts once all n are queued).
+    """Deliveries/s from queued to received, one subscription (the workers start once all n are queued).
 
-    Also returns the worker's peak RSS in MiB during the run, and its CPU time per delivery in µs,
+    Also returns the workers' peak RSS in MiB during the run (added up), and their CPU time per delivery in µs,
     in the steady state: from the 10th to the 90th percent of the deliveries (start-up left out);
     and what /metrics said meanwhile: the delivered counter's rate between scrapes at those two
     points, and at the end the attempt histogram's count beside the attempt rows in the database;
     and where a delivery's time went, from the rows' clocks (`push_steps`); and every process's CPU time per
     delivery in µs over the same steady state, the receiver's included.
     """
-    ctx.stop_worker()
+    ctx.stop_workers()
     room_id = make_room(ctx)
     make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url(), max_in_flight=64, timeout_ms=10_000)
     publish_batches(ctx, room_id, n)
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=120)
     ctx.receiver.reset()
-    ctx.restart_worker()
+    ctx.start_workers(None)
     marks: list[int] = []  # deliveries received at 10 % and at 90 %, where the meter starts and stops
     scrapes: list[Scrape] = []
     meter = CpuMeter(ctx.processes, ctx.database, {"receiver": ctx.receiver.process.pid})
@@ -402,7 +407,7 @@ def push_throughput(ctx: Context, n: int) -> tuple[float, float, float, float, f
     scraped_rate = ((scrapes[1].delivered - scrapes[0].delivered) / (scrapes[1].at - scrapes[0].at)
                     if len(scrapes) == 2 else 0.0)
     final = scrape(ctx, room_id)
-    return ((n - 1) / (arrivals[n - 1] - arrivals[0]), ctx.processes["worker"].peak_rss_kib / 1024, cpu_us,
+    return ((n - 1) / (arrivals[n - 1] - arrivals[0]), sum(w.peak_rss_kib for w in ctx.workers()) / 1024, cpu_us,
             scraped_rate, final.attempts, attempt_rows(room_id), push_steps(room_id), by_process)
 
 
@@ -762,7 +767,8 @@ def postgres_alone_s(env: dict[str, str]) -> float:
 
 
 def worker_rss_mib(ctx: Context) -> float:
-    return rss_kib(ctx.processes["worker"].popen.pid) / 1024
+    """The worker processes' resident memory now, added up, MiB."""
+    return sum(rss_kib(worker.popen.pid) for worker in ctx.workers()) / 1024
 
 
 @dataclass

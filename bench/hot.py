@@ -1,9 +1,9 @@
 """Figures of a hot subscription carried by several worker processes (delivery/push/claims.py).
 
-- `hot_subscription`: one subscription's queued messages, delivered with one or with two workers;
-  the rate counted from when every worker has a session for it (the second one joins when the
-  first is at its share of max_in_flight with frames waiting), so start-up is left out.
-- `sessions_per_worker`: many push subscriptions with a message each, over two workers: how many
+- `hot_subscription`: one subscription's queued messages, delivered with one worker or with the stack's
+  (WORKER_PROCESSES); the rate counted from when every worker has a session for it (the others join when
+  the first is at its share of max_in_flight with frames waiting), so start-up is left out.
+- `sessions_per_worker`: many push subscriptions with a message each, over the stack's workers: how many
   sessions each worker's engine runs once they are all delivered.
 """
 
@@ -13,7 +13,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bench.figures import Context, count_status, make_room, make_subscription, publish_batches, wait_until
-from bench.stack import Process
 
 
 @dataclass(frozen=True)
@@ -37,13 +36,6 @@ def per_worker(claim_tokens: list[str], workers: int) -> list[int]:
     return counts + [0] * (workers - len(counts))
 
 
-def another_worker(ctx: Context, name: str) -> Process:
-    """Start a worker process beside the main one (stopped by the figure that started it)."""
-    if ctx.start_worker is None:
-        raise RuntimeError("this figure needs Context.start_worker")
-    return ctx.start_worker(name)
-
-
 def live_claims(subscription_ids: list[int]) -> list[str]:
     """The engine tokens of the live push-session claims of these subscriptions."""
     from django.utils import timezone
@@ -55,16 +47,16 @@ def live_claims(subscription_ids: list[int]) -> list[str]:
 
 
 def hot_subscription(ctx: Context, n: int, workers: int) -> HotRun:
-    """Deliveries/s of one subscription's n queued messages with `workers` worker processes (each a session)."""
-    ctx.stop_worker()
+    """Deliveries/s of one subscription's n queued messages with `workers` worker processes (each a session);
+    the stack's own number of workers runs again afterwards."""
+    ctx.stop_workers()
     room_id = make_room(ctx)
     subscription_id = make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url(), max_in_flight=64,
                                         timeout_ms=10_000)
     publish_batches(ctx, room_id, n)
     wait_until(lambda: count_status(room_id, "queued") >= n, timeout=300)
     ctx.receiver.reset()
-    extra = [another_worker(ctx, f"hot{i}") for i in range(workers - 1)]
-    ctx.restart_worker()
+    ctx.start_workers(workers)
     most, mark = 0, 0  # the most sessions seen; the arrivals counted once there were `workers` of them
     try:
         def progress() -> bool:
@@ -79,26 +71,25 @@ def hot_subscription(ctx: Context, n: int, workers: int) -> HotRun:
         wait_until(progress, timeout=600, poll=0.05)
         wait_until(lambda: count_status(room_id, "delivered") >= n, timeout=120)
     finally:
-        for process in extra:
-            process.stop()
+        if workers != ctx.worker_processes:
+            ctx.stop_workers()
+            ctx.start_workers(None)
     arrivals = [a[0] for a in ctx.receiver.arrivals()]
     return HotRun(rate_after(arrivals, mark or len(arrivals) // 10), most)
 
 
 def sessions_per_worker(ctx: Context, subscriptions: int) -> list[int]:
-    """Push subscriptions (10 a room) with one message each, over two workers: each worker's sessions, most first."""
-    extra = another_worker(ctx, "spread")
-    try:
-        rooms, subscription_ids = [], []
-        for _ in range(max(1, subscriptions // 10)):
-            room_id = make_room(ctx)
-            subscription_ids += [make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url("/spread"))
-                                 for _ in range(10)]
-            rooms.append(room_id)
-        ctx.receiver.reset()
-        for room_id in rooms:
-            publish_batches(ctx, room_id, 1)
-        wait_until(lambda: ctx.receiver.count() >= len(subscription_ids), timeout=300, poll=0.2)
-        return per_worker(live_claims(subscription_ids), 2)  # sessions stay warm: all still hold their claims
-    finally:
-        extra.stop()
+    """Push subscriptions (10 a room) with one message each, over the stack's workers: each worker's sessions,
+    most first."""
+    rooms, subscription_ids = [], []
+    for _ in range(max(1, subscriptions // 10)):
+        room_id = make_room(ctx)
+        subscription_ids += [make_subscription(ctx, room_id, type="push", push_url=ctx.receiver.url("/spread"))
+                             for _ in range(10)]
+        rooms.append(room_id)
+    ctx.receiver.reset()
+    for room_id in rooms:
+        publish_batches(ctx, room_id, 1)
+    wait_until(lambda: ctx.receiver.count() >= len(subscription_ids), timeout=300, poll=0.2)
+    # Sessions stay warm: all still hold their claims.
+    return per_worker(live_claims(subscription_ids), ctx.worker_processes)

@@ -170,7 +170,7 @@ def summarize(path: Path, top: int = 15) -> str:
     lines += [f"    {n / busy_total:6.1%}  {frame}" for frame, n in own.most_common(top)]
     lines.append("  Dovecote's functions, busy time under them (inclusive):")
     lines += [f"    {n / busy_total:6.1%}  {frame}" for frame, n in ours_inclusive.most_common(top)]
-    if steps := STEPS.get(path.stem.rstrip("0123456789")):  # worker2: the bench's second worker process
+    if steps := STEPS.get(path.stem.partition(".")[0]):  # worker.2-1: the second worker, restarted once
         by_step: Counter[str] = Counter()
         for stack, n in busy.items():
             by_step[step(stack, steps)] += n

@@ -160,19 +160,22 @@ def main() -> int:
         receiver.close()
         raise
     beat = stack.start_beat(env, log_dir)
-    processes = {"web": web, "beat": beat, "worker": stack.start_worker(env, log_dir)}
-    workers = [processes["worker"]]
+    count = stack.worker_processes(env)
+    processes = {"web": web, "beat": beat, **stack.start_workers(env, log_dir, count)}
+    workers = [process for name, process in processes.items() if stack.part(name) == "worker"]  # every one started
 
-    def stop_worker() -> None:
-        processes["worker"].stop()
+    def stop_workers() -> None:
+        for name in [name for name in processes if stack.part(name) == "worker"]:
+            processes.pop(name).stop()
 
-    def restart_worker() -> None:
-        processes["worker"] = stack.start_worker(env, log_dir, name=f"worker{len(workers)}")
-        workers.append(processes["worker"])
+    def start_workers(wanted: int | None) -> None:
+        started = stack.start_workers(env, log_dir, count if wanted is None else wanted, generation=len(workers))
+        processes.update(started)
+        workers.extend(started.values())
 
     ctx = figures.Context(base_url, env["STOMP_URL"], ApiKey.issue("bench", is_admin=True)[1], receiver, quick,
-                          processes=processes, restart_worker=restart_worker, stop_worker=stop_worker,
-                          start_worker=lambda name: stack.start_worker(env, log_dir, name=name), database=BENCH_DB)
+                          processes=processes, worker_processes=count, stop_workers=stop_workers,
+                          start_workers=start_workers, database=BENCH_DB)
     rows: list[Row] = []
     # Full runs measure the offline groups last, alone, once the delivery stack has stopped; --quick, which
     # only proves that every figure prints, runs each beside it and the others, in a folder of its own (its
@@ -224,9 +227,9 @@ def main() -> int:
                             "equal" if all(p[4] == p[5] for p in push) else "DIFFERENT"))
             rows.append(Row("  raw POSTs to the same receiver, per s", "—",
                             f"{fmt(column(wrk, 0))} wrk, 64 connections"))
-            rows.append(Row("  worker peak RSS during the push runs, MiB (the largest)",
+            rows.append(Row(f"  the {count} workers' peak RSS during the push runs, added up, MiB (the largest run)",
                             f"{max(p[1] for p in push):.0f}", "—"))
-            rows.append(Row("  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker process",
+            rows.append(Row("  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker processes",
                             f"{fmt(column(bare, 1))} the bare loop's process"))
             by_process = median_run(push)[7]
             rows.append(Row("  CPU per delivery by process, µs, the median run (10 % → 90 %)",
@@ -237,16 +240,16 @@ def main() -> int:
                             "—"))
         if "workers" in only:
             one = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=1))
-            two = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=2))
-            rows.append(Row(f"push, one subscription, one worker vs two worker processes: deliveries/s once each "
-                            f"worker has a session ({n['hot']} msgs queued, max_in_flight 64)",
-                            f"{fmt(figures.summary([r.rate for r in two]))} two workers "
-                            f"({min(r.sessions for r in two)}–{max(r.sessions for r in two)} sessions)",
+            every = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=count))
+            rows.append(Row(f"push, one subscription, the stack's {count} worker processes vs one: deliveries/s once "
+                            f"each worker has a session ({n['hot']} msgs queued, max_in_flight 64)",
+                            f"{fmt(figures.summary([r.rate for r in every]))} {count} workers "
+                            f"({min(r.sessions for r in every)}–{max(r.sessions for r in every)} sessions)",
                             f"{fmt(figures.summary([r.rate for r in one]))} one worker",
-                            f"{ratio(figures.summary([r.rate for r in two]), figures.summary([r.rate for r in one]))}"
+                            f"{ratio(figures.summary([r.rate for r in every]), figures.summary([r.rate for r in one]))}"
                             " of one worker's"))
             spread = hot.sessions_per_worker(ctx, n["spread"])
-            rows.append(Row("push subscriptions over two workers: sessions per worker "
+            rows.append(Row(f"push subscriptions over the {count} workers: sessions per worker "
                             f"({n['spread']} subscriptions, 1 run)",
                             " / ".join(str(count) for count in spread), "—"))
         if "latency" in only:
@@ -307,7 +310,8 @@ def main() -> int:
                             f"20 events/s to rooms of 10 ({n['fairness_s']} s): the fast ones' p50 / p99 ms (1 run)",
                             f"{p50:.1f} / {p99:.1f} ({count:,} of {expected:,} delivered within 60 s)", "—",
                             "p99 < 250"))
-            rows.append(Row("  worker RSS after the fairness run, MiB (1 run)", f"{figures.worker_rss_mib(ctx):.0f}",
+            rows.append(Row(f"  the {count} workers' RSS after the fairness run, added up, MiB (1 run)",
+                            f"{figures.worker_rss_mib(ctx):.0f}",
                             "—"))
         if "retry" in only:
             retry = repeat(runs, lambda: figures.redelivery_timing_error(ctx, n["retries"], 200))
@@ -327,7 +331,7 @@ def main() -> int:
         lost = stack.reconnects(web, *workers)
         rows.append(Row("broker reconnects during the run (web and worker logs, 1 count)", str(lost), "—", "0"))
     finally:
-        for process in (web, beat, processes["worker"]):
+        for process in processes.values():
             process.stop()
         receiver.close()
         figures.delete_subscription_queues()
@@ -441,7 +445,7 @@ def print_and_save(rows: list[Row], quick: bool, partial: bool, runs: int) -> No
     measured = (f"{MEASURED[0]}\nMeasured {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {machine} by `make bench`"
                 f"{' QUICK=1' if quick else ''} (bench/run.py): PostgreSQL 15, Apache Artemis {artemis_version()} "
                 f"(STOMP), Redis; web, worker and beat as the Procfile starts them (bin/web: granian {web_shape()} "
-                f"threads; bin/worker: one Celery worker, 8 threads and its push engine; bin/beat, without its hourly "
+                f"threads; bin/worker: {worker_shape()}; bin/beat, without its hourly "
                 f"report and archive runs: DOVECOTE_HOURLY_JOBS=false).\n\n{table}\n"
                 f"{MEASURED[1]}")
     target = ROOT / ("var/benchmarks-quick.md" if quick else "var/benchmarks-partial.md" if partial
@@ -470,6 +474,14 @@ def web_shape() -> str:
     from dovecote.web import shape
 
     return "{}×{}".format(*shape())
+
+
+def worker_shape() -> str:
+    """bin/worker's processes and threads in this run (WORKER_PROCESSES, WORKER_THREADS: their defaults are in
+    bench/stack.py and bin/worker)."""
+    processes = stack.worker_processes(dict(os.environ))
+    return (f"{processes} Celery worker process{'es' if processes > 1 else ''}, "
+            f"{os.environ.get('WORKER_THREADS') or 8} threads and a push engine each")
 
 
 def memory_gib() -> float:

@@ -69,9 +69,15 @@ def service_pids(database: str) -> dict[str, list[int]]:
     return found
 
 
+def part(name: str) -> str:
+    """The part of the stack a process is counted in: its Procfile entry (worker.1 and worker.2 are `worker`)."""
+    return name.partition(".")[0]
+
+
 class CpuMeter:
     """CPU seconds used between `start` and `stop` by the stack's processes and the services that serve it, and by
-    any other processes named in `others` (name: pid; the bench's receiver)."""
+    any other processes named in `others` (name: pid; the bench's receiver). The processes of one Procfile entry
+    count as one part (`part`): the workers add up."""
 
     def __init__(self, processes: dict[str, Process], database: str, others: dict[str, int] | None = None) -> None:
         self.processes = processes
@@ -81,7 +87,9 @@ class CpuMeter:
 
     def _read(self) -> dict[str, dict[int, float]]:
         pids = {**{name: process.popen.pid for name, process in self.processes.items()}, **self.others}
-        now = {name: cpu_by_pid([pid, *descendants(pid)]) for name, pid in pids.items()}
+        now: dict[str, dict[int, float]] = {}
+        for name, pid in pids.items():
+            now.setdefault(part(name), {}).update(cpu_by_pid([pid, *descendants(pid)]))
         for service, pids in service_pids(self.database).items():
             now[service] = cpu_by_pid(pids)
         return now
@@ -236,11 +244,23 @@ def start_web(env: dict[str, str], log_dir: Path) -> tuple[Process, str]:
     raise RuntimeError(f"web did not start:\n{web.log_path.read_text()[-3000:]}")
 
 
-def start_worker(env: dict[str, str], log_dir: Path, name: str = "worker") -> Process:
-    worker = start("worker", env, log_dir, label=name)
-    worker.wait_for_log("ready.")
-    worker.start_profiling()
-    return worker
+def worker_processes(env: dict[str, str]) -> int:
+    """How many worker processes the stack runs: WORKER_PROCESSES, 2 by default, as `make run` starts."""
+    return max(1, int(env.get("WORKER_PROCESSES") or 2))
+
+
+def start_workers(env: dict[str, str], log_dir: Path, count: int, generation: int = 0) -> dict[str, Process]:
+    """Start `count` worker processes as `make run` does (honcho's `-c worker=N`: worker.1, worker.2, …, each its
+    Celery node name) and wait until each takes tasks. A restart's `generation` (1, 2, …) keeps its logs apart."""
+    started = {}
+    for i in range(1, count + 1):
+        name = f"worker.{i}"
+        started[name] = start("worker", {**env, "HONCHO_PROCESS_NAME": name}, log_dir,
+                              label=f"{name}-{generation}" if generation else name)
+    for worker in started.values():
+        worker.wait_for_log("ready.")
+        worker.start_profiling()
+    return started
 
 
 def start_beat(env: dict[str, str], log_dir: Path) -> Process:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -63,3 +64,25 @@ def test_a_backend_that_ends_between_start_and_stop_takes_no_cpu_from_the_others
             if process is not None:
                 process.kill()
                 process.wait()
+
+
+def test_the_worker_processes_count_as_one_part(monkeypatch) -> None:
+    """`make run` starts WORKER_PROCESSES workers (worker.1, worker.2): the rows' `worker` is all of them."""
+    first, second = burner(0.3), burner(0.3)
+    try:
+        monkeypatch.setattr(stack, "service_pids", lambda database: {})
+        processes = {name: SimpleNamespace(popen=popen) for name, popen in (("worker.1", first), ("worker.2", second))}
+        meter = CpuMeter(processes, "bench")  # type: ignore[arg-type]
+        meter.start()
+        before = cpu(first.pid) + cpu(second.pid)
+        wait_for_cpu(first.pid, 0.3)
+        wait_for_cpu(second.pid, 0.3)
+        used = meter.stop()
+        assert set(used) == {"worker"}, used
+        after = cpu(first.pid) + cpu(second.pid)
+        assert used["worker"] == pytest.approx(after - before, abs=0.05), (
+            f"counted {used['worker']} s; the two processes used {after - before} s between start and stop")
+    finally:
+        for process in (first, second):
+            process.kill()
+            process.wait()

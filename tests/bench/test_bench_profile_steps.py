@@ -45,7 +45,7 @@ def test_each_busy_sample_counts_under_the_first_step_its_stack_matches(tmp_path
 
 
 def test_a_numbered_worker_reads_the_worker_steps_and_beat_has_none(tmp_path: Path) -> None:
-    worker = tmp_path / "worker2.txt"  # the bench's second worker process
+    worker = tmp_path / "worker.2-1.txt"  # the bench's second worker process, restarted once
     worker.write_text('process 2:"celery";thread (1);PushEngine._run (delivery/push/engine.py:68);'
                       "Ledger._claim (delivery/push/ledger.py:154) 4\n"
                       'process 2:"celery";thread (2);Hub.create_loop (kombu/asynchronous/hub.py:395) 1\n')
