@@ -160,8 +160,8 @@ def main() -> int:
         receiver.close()
         raise
     beat = stack.start_beat(env, log_dir)
-    count = stack.worker_processes(env)
-    processes = {"web": web, "beat": beat, **stack.start_workers(env, log_dir, count)}
+    worker_count = stack.worker_processes(env)
+    processes = {"web": web, "beat": beat, **stack.start_workers(env, log_dir, worker_count)}
     workers = [process for name, process in processes.items() if stack.part(name) == "worker"]  # every one started
 
     def stop_workers() -> None:
@@ -169,12 +169,12 @@ def main() -> int:
             processes.pop(name).stop()
 
     def start_workers(wanted: int | None) -> None:
-        started = stack.start_workers(env, log_dir, count if wanted is None else wanted, generation=len(workers))
+        started = stack.start_workers(env, log_dir, worker_count if wanted is None else wanted, generation=len(workers))
         processes.update(started)
         workers.extend(started.values())
 
     ctx = figures.Context(base_url, env["STOMP_URL"], ApiKey.issue("bench", is_admin=True)[1], receiver, quick,
-                          processes=processes, worker_processes=count, stop_workers=stop_workers,
+                          processes=processes, worker_processes=worker_count, stop_workers=stop_workers,
                           start_workers=start_workers, database=BENCH_DB)
     rows: list[Row] = []
     # Full runs measure the offline groups last, alone, once the delivery stack has stopped; --quick, which
@@ -227,7 +227,8 @@ def main() -> int:
                             "equal" if all(p[4] == p[5] for p in push) else "DIFFERENT"))
             rows.append(Row("  raw POSTs to the same receiver, per s", "—",
                             f"{fmt(column(wrk, 0))} wrk, 64 connections"))
-            rows.append(Row(f"  the {count} workers' peak RSS during the push runs, added up, MiB (the largest run)",
+            rows.append(Row(f"  peak RSS of {the_workers(worker_count)} during the push runs, added up, MiB "
+                            "(the largest run)",
                             f"{max(p[1] for p in push):.0f}", "—"))
             rows.append(Row("  CPU per delivery, µs", f"{fmt(column(push, 2))} the worker processes",
                             f"{fmt(column(bare, 1))} the bare loop's process"))
@@ -240,16 +241,16 @@ def main() -> int:
                             "—"))
         if "workers" in only:
             one = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=1))
-            every = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=count))
-            rows.append(Row(f"push, one subscription, the stack's {count} worker processes vs one: deliveries/s once "
-                            f"each worker has a session ({n['hot']} msgs queued, max_in_flight 64)",
-                            f"{fmt(figures.summary([r.rate for r in every]))} {count} workers "
+            every = repeat(runs, lambda: hot.hot_subscription(ctx, n["hot"], workers=worker_count))
+            rows.append(Row(f"push, one subscription, the stack's {worker_count} worker processes vs one: deliveries/s "
+                            f"once each worker has a session ({n['hot']} msgs queued, max_in_flight 64)",
+                            f"{fmt(figures.summary([r.rate for r in every]))} {worker_count} workers "
                             f"({min(r.sessions for r in every)}–{max(r.sessions for r in every)} sessions)",
                             f"{fmt(figures.summary([r.rate for r in one]))} one worker",
                             f"{ratio(figures.summary([r.rate for r in every]), figures.summary([r.rate for r in one]))}"
                             " of one worker's"))
             spread = hot.sessions_per_worker(ctx, n["spread"])
-            rows.append(Row(f"push subscriptions over the {count} workers: sessions per worker "
+            rows.append(Row(f"push subscriptions over the {worker_count} workers: sessions per worker "
                             f"({n['spread']} subscriptions, 1 run)",
                             " / ".join(str(count) for count in spread), "—"))
         if "latency" in only:
@@ -310,7 +311,7 @@ def main() -> int:
                             f"20 events/s to rooms of 10 ({n['fairness_s']} s): the fast ones' p50 / p99 ms (1 run)",
                             f"{p50:.1f} / {p99:.1f} ({count:,} of {expected:,} delivered within 60 s)", "—",
                             "p99 < 250"))
-            rows.append(Row(f"  the {count} workers' RSS after the fairness run, added up, MiB (1 run)",
+            rows.append(Row(f"  RSS of {the_workers(worker_count)} after the fairness run, added up, MiB (1 run)",
                             f"{figures.worker_rss_mib(ctx):.0f}",
                             "—"))
         if "retry" in only:
@@ -474,6 +475,11 @@ def web_shape() -> str:
     from dovecote.web import shape
 
     return "{}×{}".format(*shape())
+
+
+def the_workers(count: int) -> str:
+    """The stack's workers: "the worker", "the 2 workers"."""
+    return "the worker" if count == 1 else f"the {count} workers"
 
 
 def worker_shape() -> str:

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# Where the product reads its settings: the apps, the project package, manage.py and the process scripts.
+# Where the product reads its settings: the apps, the project package, manage.py, the process scripts and the
+# Makefile's recipes.
 CODE = ["api", "analytics", "console", "delivery", "demo", "dovecote", "rooms", "subscriptions"]
 PYTHON_READS = [
     re.compile(r"""\benv_[a-z_]+\(\s*["']([A-Z][A-Z0-9_]+)["']"""),  # dovecote/env.py's helpers
@@ -16,8 +17,9 @@ PYTHON_READS = [
     re.compile(r"""\bos\.getenv\(\s*["']([A-Z][A-Z0-9_]+)["']"""),
 ]
 SHELL_READ = re.compile(r"\$\{([A-Z][A-Z0-9_]*)(?::?[-=?+])")  # ${NAME:-default} in bin/
-# Read by the code but not settings of Dovecote's: the system's PATH.
-NOT_SETTINGS = {"PATH"}
+# Read by the code but not settings of Dovecote's: the system's PATH, and the name honcho gives each process it
+# starts (bin/worker names its Celery node for it).
+NOT_SETTINGS = {"PATH", "HONCHO_PROCESS_NAME"}
 SECTION = "## Configuration"
 
 
@@ -29,7 +31,7 @@ def settings_read_by_the_code() -> dict[str, str]:
         for pattern in PYTHON_READS:
             for name in pattern.findall(path.read_text()):
                 found.setdefault(name, str(path.relative_to(ROOT)))
-    for path in sorted((ROOT / "bin").iterdir()):
+    for path in [*sorted((ROOT / "bin").iterdir()), ROOT / "Makefile"]:  # make's $${NAME:-…} too (make run's)
         for name in SHELL_READ.findall(path.read_text()):
             found.setdefault(name, str(path.relative_to(ROOT)))
     return {name: where for name, where in found.items() if name not in NOT_SETTINGS}
