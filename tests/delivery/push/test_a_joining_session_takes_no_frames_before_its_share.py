@@ -10,9 +10,7 @@ with two workers: the last of 3,000 queued messages 2 s late, 989 deliveries/s w
 from __future__ import annotations
 
 import json
-import time
 import uuid
-from collections.abc import Callable
 from datetime import timedelta
 from types import SimpleNamespace
 
@@ -26,19 +24,13 @@ from delivery.push import claims
 from delivery.push.engine import PushEngine
 from delivery.push.session import PushSession
 from rooms.models import ApiKey
+from tests.delivery.push.test_quiet_sessions_sleep_until_they_end import wait_until
 from tests.factories import make_event_type, make_room, make_subscription
 from tests.receiver import Receiver
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the relay's and the push engine's threads read the rows
 
 MESSAGES = 5
-
-
-def wait_until(condition: Callable[[], bool], what: Callable[[], str], timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what()}"
-        time.sleep(0.05)
 
 
 def test_a_joining_session_leaves_the_frames_on_the_broker_until_the_others_make_room(
