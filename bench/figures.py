@@ -44,11 +44,11 @@ class Context:
     stop_workers: Callable[[], None] = field(default=lambda: None)
     # Start this many worker processes (None: worker_processes) in place of the stopped ones.
     start_workers: Callable[[int | None], None] = field(default=lambda count=None: None)
+    database: str = "dovecote_bench"  # the scratch database: its PostgreSQL backends' CPU is counted
 
     def workers(self) -> list[Process]:
         """The worker processes running now."""
         return [process for name, process in self.processes.items() if part(name) == "worker"]
-    database: str = "dovecote_bench"  # the scratch database: its PostgreSQL backends' CPU is counted
 
 
 # 1 KB messages: 200 of them stay under the default 256 KiB body limit.
