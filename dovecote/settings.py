@@ -396,6 +396,7 @@ if LOG_LEVEL not in {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}:
 LOG_FORMAT = env_str("DOVECOTE_LOG_FORMAT", "keyvalue").lower()
 if LOG_FORMAT not in {"keyvalue", "json"}:
     raise ConfigError(f"DOVECOTE_LOG_FORMAT={LOG_FORMAT!r} must be keyvalue or json")
+_per_task_lines = "WARNING" if LOG_LEVEL == "INFO" else LOG_LEVEL  # Celery's lines of every task (LOGGING, below)
 # dovecote.logformat.configure: this LOGGING, and Python's warnings logged (py.warnings) in the same format.
 LOGGING_CONFIG = "dovecote.logformat.configure"
 LOGGING = {
@@ -412,6 +413,11 @@ LOGGING = {
         "delivery": {"level": LOG_LEVEL},
         # The worker's and beat's own lines (started, ready, task errors), in Dovecote's format.
         "celery": {"level": "INFO" if LOG_LEVEL in {"DEBUG", "INFO"} else LOG_LEVEL},
+        # But a line for each task received and each task succeeded or retried only at DEBUG: beat's housekeeping
+        # sends about three tasks a second, and those two lines each were half of an idle worker's log. A task
+        # that fails is still an ERROR of celery.app.trace.
+        "celery.worker.strategy": {"level": _per_task_lines},
+        "celery.app.trace": {"level": _per_task_lines},
         # delivery.broker reports connection losses and reconnects itself; stomp.py's own
         # tracebacks for the same events would only repeat them.
         "stomp.py": {"level": "CRITICAL"},
